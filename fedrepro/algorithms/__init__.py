@@ -1,0 +1,64 @@
+"""Algorithm registry. Adding an algorithm is one module plus one line here."""
+from __future__ import annotations
+
+import importlib
+
+from .base import Algorithm, RunContext, State
+
+# registry name -> "module:Class"
+_REGISTRY = {
+    # Zhou & Li, "Federated Learning via Inexact ADMM"
+    "fedadmm": "fedrepro.algorithms.fedadmm:FedADMM",
+    "fedavg": "fedrepro.algorithms.fedavg:FedAvg",
+    "fedprox": "fedrepro.algorithms.fedprox:FedProx",
+    "fedalt": "fedrepro.algorithms.fedalt:FedAlt",
+    "fedsim": "fedrepro.algorithms.fedsim:FedSim",
+    # Zhou & Li, "Exact Penalty Method for Federated Learning"
+    "fedepm": "fedrepro.algorithms.fedepm:FedEPM",
+    "sfedavg": "fedrepro.algorithms.sfedavg:SFedAvg",
+    "sfedprox": "fedrepro.algorithms.sfedprox:SFedProx",
+    # Byzantine-resilient (FRPG / LFRPG) and baselines
+    "frpg": "fedrepro.algorithms.frpg:FRPG",
+    "lfrpg": "fedrepro.algorithms.lfrpg:LFRPG",
+    "rsa": "fedrepro.algorithms.rsa:RSA",
+    "krum": "fedrepro.algorithms.krum:Krum",
+    "geomed": "fedrepro.algorithms.geomed:GeoMed",
+    "sgd_mean": "fedrepro.algorithms.sgd_mean:SGDMean",
+}
+
+
+def algorithm_names(available_only: bool = True) -> list[str]:
+    names = sorted(_REGISTRY)
+    if available_only:
+        names = [n for n in names if _importable(n)]
+    return names
+
+
+def _importable(name: str) -> bool:
+    try:
+        algorithm_class(name)
+        return True
+    except (ImportError, AttributeError):
+        return False
+
+
+def algorithm_class(name: str) -> type[Algorithm]:
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(sorted(_REGISTRY))}")
+    module, cls = _REGISTRY[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_algorithm(name: str, **params) -> Algorithm:
+    """Instantiate ``name`` with ``params``; unknown parameters are an error naming them."""
+    import dataclasses
+
+    cls = algorithm_class(name)
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"algorithm {name!r} has no parameter(s) {unknown}; its parameters are {sorted(known)}")
+    return cls(**params)
+
+
+__all__ = ["Algorithm", "RunContext", "State", "algorithm_names", "algorithm_class", "make_algorithm"]

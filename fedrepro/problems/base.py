@@ -1,0 +1,75 @@
+"""Federated problems: m clients, each with a local objective f_i on R^dim.
+
+The global objective is ``f(w) = sum_i weights[i] * f_i(w)`` (Zhou & Li use
+``weights = 1/m``; FedEPM uses ``weights = 1``; FRPG adds a server term).
+
+Subclasses implement the vectorized per-client primitives
+:meth:`client_losses` and :meth:`client_grads`, which take either one shared
+point ``w`` of shape (dim,) or one point per requested client, ``W`` of shape
+(len(clients), dim). Everything else is derived here, so an algorithm never
+loops over clients in Python.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class FederatedProblem(ABC):
+    """Base class. Attributes set by subclasses: ``m`` (clients), ``dim``
+    (parameters), ``client_sizes`` (m,), ``weights`` (m,)."""
+
+    m: int
+    dim: int
+    client_sizes: np.ndarray
+    weights: np.ndarray
+    name: str = "problem"
+
+    # ---- primitives (vectorized over clients) --------------------------------
+    @abstractmethod
+    def client_losses(self, W: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """f_i at the given point(s).
+
+        W : (dim,) shared point or (len(clients), dim) one row per client.
+        clients : int array of client ids (None: all m clients, in order).
+        Returns (len(clients),).
+        """
+
+    @abstractmethod
+    def client_grads(self, W: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
+        """grad f_i at the given point(s); returns (len(clients), dim)."""
+
+    def lipschitz(self) -> np.ndarray:
+        """Gradient-Lipschitz constant r_i of every f_i, shape (m,)."""
+        raise NotImplementedError(f"{type(self).__name__} does not provide Lipschitz constants")
+
+    # ---- derived quantities ----------------------------------------------------
+    def objective(self, w: np.ndarray) -> float:
+        """f(w) = sum_i weights_i f_i(w)."""
+        return float(self.weights @ self.client_losses(w))
+
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        """grad f(w), shape (dim,). Subclasses may override with a single pass."""
+        return self.weights @ self.client_grads(w)
+
+    def evaluate(self, w: np.ndarray) -> dict:
+        """Metrics of the global model: objective, squared gradient norm, plus
+        :meth:`extra_metrics` (e.g. test accuracy)."""
+        g = self.gradient(w)
+        out = {"objective": self.objective(w), "grad_norm2": float(g @ g)}
+        out.update(self.extra_metrics(w))
+        return out
+
+    def extra_metrics(self, w: np.ndarray) -> dict:
+        """Problem-specific metrics of the global model (default none)."""
+        return {}
+
+    def describe(self) -> dict:
+        """Facts recorded with every run (sizes, dataset ...)."""
+        return {"problem": self.name, "m": int(self.m), "dim": int(self.dim),
+                "n_samples": int(np.sum(self.client_sizes))}
+
+    @staticmethod
+    def _clients(clients, m):
+        return np.arange(m) if clients is None else np.asarray(clients, dtype=np.int64)

@@ -1,0 +1,135 @@
+"""The one simulation loop every synchronous algorithm runs on.
+
+See :mod:`fedrepro.algorithms.base` for the round structure. The loop owns
+client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
+sees the same draws for the same seed: common random numbers), evaluation,
+stopping, timing, privacy mechanisms and attacks.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .algorithms.base import Algorithm, RunContext
+from .problems.base import FederatedProblem
+
+
+@dataclass
+class RunResult:
+    """Outcome of one run.
+
+    trace : list of dicts, one per evaluated round (``round``, ``iteration``,
+        ``wall_time``, ``local_time``, ``objective``, ``grad_norm2``, ...).
+    status : ``"converged"`` (a stop rule fired), ``"max_rounds"``,
+        ``"time_limit"`` or ``"diverged"`` (non-finite objective or model).
+    stop_reason : the stop rule's reason, or the status.
+    rounds : communication rounds performed (CR).
+    iterations : local iterations performed (rounds * k0).
+    """
+
+    trace: list
+    status: str
+    stop_reason: str
+    rounds: int
+    iterations: int
+    wall_time: float
+    local_time: float
+    w: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    @property
+    def final(self) -> dict:
+        return self.trace[-1] if self.trace else {}
+
+
+def sample_clients(m: int, rho: float, seed: int, r: int) -> np.ndarray:
+    """Clients of round r: ceil(rho*m) distinct ids, uniform without replacement,
+    independent across rounds, sorted (Zhou & Li code: ``sort(randperm(m)(1:m0))``)."""
+    from .rng import stream
+
+    if not 0 < rho <= 1:
+        raise ValueError(f"participation rate rho={rho} must be in (0, 1]")
+    m0 = int(math.ceil(rho * m - 1e-12))
+    if m0 >= m:
+        return np.arange(m)
+    return np.sort(stream(seed, "sampling", r).permutation(m)[:m0])
+
+
+def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
+             max_rounds: int = 100, seed: int = 0, eval_every: int = 1, stop=None,
+             mechanism=None, attack=None, time_limit: float | None = None,
+             progress=None) -> RunResult:
+    """Run ``algorithm`` on ``problem``.
+
+    Parameters
+    ----------
+    k0 : local iterations per round (communication every k0 iterations).
+    rho : participation rate; each round ceil(rho*m) clients are sampled.
+    max_rounds : cap on communication rounds (status ``max_rounds`` when hit).
+    seed : run seed (sampling, noise, attacks, minibatches all derive from it).
+    eval_every : evaluate (and test ``stop``) every this many rounds; the first
+        and last rounds are always evaluated.
+    stop : a rule from :mod:`fedrepro.stopping` (or None: run to ``max_rounds``).
+    mechanism : callable ``(uploads, clients, r, state, ctx) -> uploads`` applied
+        to every upload (privacy noise, compression ...).
+    attack : object with ``prepare(problem, ctx)`` and
+        ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
+    progress : callable ``(record) -> None`` called after each evaluation.
+    """
+    if k0 < 1 or int(k0) != k0:
+        raise ValueError(f"k0={k0} must be a positive integer (local iterations per round)")
+    if max_rounds < 0:
+        raise ValueError(f"max_rounds={max_rounds} must be >= 0")
+    ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds))
+    if attack is not None:
+        attack.prepare(problem, ctx)
+
+    t_start = time.perf_counter()
+    local_time = 0.0
+    state = algorithm.init(problem, ctx)
+    trace: list[dict] = []
+    status, reason, r = "max_rounds", "max_rounds", 0
+    for r in range(max_rounds + 1):
+        w = algorithm.aggregate(state, problem, r)
+        state.w = w
+        if r % eval_every == 0 or r == max_rounds:
+            record = {"round": r, "iteration": r * ctx.k0}
+            record.update(problem.evaluate(w))
+            record.update(algorithm.round_metrics(state, problem))
+            record.update(state.metrics)
+            record["wall_time"] = time.perf_counter() - t_start
+            record["local_time"] = local_time
+            trace.append(record)
+            if progress is not None:
+                progress(record)
+            if not (np.isfinite(record["objective"]) and np.all(np.isfinite(w))):
+                status = reason = "diverged"
+                break
+            fired = stop.check(trace, ctx) if stop is not None else None
+            if fired:
+                status, reason = "converged", fired
+                break
+        if r == max_rounds:
+            break
+        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+            status = reason = "time_limit"
+            break
+        clients = sample_clients(problem.m, ctx.rho, ctx.seed, r)
+        t0 = time.perf_counter()
+        algorithm.begin_round(state, problem, clients, r)
+        for t in range(ctx.k0):
+            algorithm.local_step(state, problem, clients, r, t)
+        uploads = algorithm.upload(state, problem, clients, r)
+        local_time += time.perf_counter() - t0
+        if mechanism is not None:
+            uploads = mechanism(uploads, clients, r, state, ctx)
+        if attack is not None:
+            uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
+        algorithm.receive(state, problem, clients, uploads, r)
+    rounds = trace[-1]["round"] if trace else 0
+    return RunResult(trace=trace, status=status, stop_reason=reason, rounds=rounds,
+                     iterations=rounds * ctx.k0, wall_time=time.perf_counter() - t_start,
+                     local_time=local_time, w=state.w)
