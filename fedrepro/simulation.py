@@ -97,7 +97,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         state.w = w
         if r % eval_every == 0 or r == max_rounds:
             record = {"round": r, "iteration": r * ctx.k0}
-            record.update(problem.evaluate(w))
+            with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
+                record.update(problem.evaluate(w))
             record.update(algorithm.round_metrics(state, problem))
             record.update(state.metrics)
             record["wall_time"] = time.perf_counter() - t_start

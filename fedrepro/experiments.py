@@ -1,0 +1,215 @@
+"""Experiments: config blocks -> sweep cells.
+
+An *experiment* is one block of ``experiments:`` in a paper fragment
+(``workflow/papers/<paper>.yaml``) or in the user's ``config.yaml``. It expands
+into *cells*: one algorithm x one grid point x one seed, each run as one
+Snakemake job. A cell is a plain JSON-able dict; its id is a hash of its
+content, so editing a block changes exactly the ids of the cells it changes
+and never overwrites results of another setting.
+
+Grid keys
+---------
+``k0``, ``rho``, ``max_rounds``, ``eval_every``   run settings
+``problem.<key>``                                  problem spec entries
+``mechanism.<key>``, ``attack.<key>``              privacy mechanism / attack spec entries
+``<algorithm>.<param>``                            one algorithm's parameter
+A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
+algorithm only. The results column of a swept key is its last dotted component
+(``mechanism.name`` -> ``mechanism``, ``attack.name`` -> ``attack``).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import yaml
+
+RUN_KEYS = ("k0", "rho", "max_rounds", "eval_every", "time_limit")
+SPEC_PREFIXES = ("problem", "mechanism", "attack")
+PAPERS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
+USER_PAPER = "custom"
+
+
+class ConfigError(ValueError):
+    """A bad key or value in config.yaml or a paper fragment."""
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace)."""
+    out = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def column_name(key: str) -> str:
+    """Results column of a swept key (``problem.m`` -> ``m``, ``attack.name`` -> ``attack``)."""
+    parts = key.split(".")
+    if len(parts) == 2 and parts[1] == "name" and parts[0] in ("mechanism", "attack"):
+        return parts[0]
+    return parts[-1]
+
+
+def cell_id(cell: dict) -> str:
+    """Stable 12-hex-digit id of a cell's content (independent of dict order)."""
+    payload = {k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")}
+    blob = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def config_hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
+    """Read ``workflow/papers/<paper>.yaml`` (``{}`` when the paper has none yet)."""
+    path = Path(root) / "workflow" / "papers" / f"{paper}.yaml"
+    if not path.exists():
+        return {}
+    with open(path) as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def resolve_scale(block: dict, scale: str) -> dict:
+    """Apply ``block['scales'][scale]`` and drop the ``scales`` key."""
+    scales = block.get("scales", {}) or {}
+    if scale not in ("quick", "paper") and scale not in scales:
+        raise ConfigError(f"scale={scale!r} is not allowed; use quick or paper "
+                          f"(or a scale this experiment defines: {sorted(scales)})")
+    out = {k: v for k, v in block.items() if k != "scales"}
+    return deep_merge(out, scales.get(scale, {}))
+
+
+def _listify(v):
+    return v if isinstance(v, list) else [v]
+
+
+def _set_dotted(cell: dict, key: str, value) -> None:
+    head, _, rest = key.partition(".")
+    if head in SPEC_PREFIXES:
+        cell.setdefault(head, {})
+        cell[head] = dict(cell[head] or {})
+        cell[head][rest] = value
+    else:
+        raise ConfigError(f"grid key {key!r}: unknown prefix {head!r}; use one of {list(SPEC_PREFIXES)}, "
+                          f"an algorithm name, or a run setting {list(RUN_KEYS)}")
+
+
+def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed: int = 0) -> list[dict]:
+    """Expand one experiment block into its cells (see module docstring)."""
+    block = resolve_scale(block, scale)
+    algorithms = block.get("algorithms")
+    if not algorithms:
+        raise ConfigError(f"experiment {paper}/{exp_id}: 'algorithms' is missing or empty")
+    if "problem" not in block or "name" not in (block["problem"] or {}):
+        raise ConfigError(f"experiment {paper}/{exp_id}: 'problem.name' is missing")
+    seeds = block.get("seeds", 1)
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    grid = block.get("grid", {}) or {}
+    grid_keys = sorted(grid)
+    cells = []
+    for alg_name, alg_params in algorithms.items():
+        alg_params = dict(alg_params or {})
+        swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
+        fixed = {k: v for k, v in alg_params.items() if not isinstance(v, list)}
+        own_grid = {k: v for k, v in grid.items() if k.split(".")[0] == alg_name}
+        shared_grid = {k: v for k, v in grid.items() if k.split(".")[0] != alg_name
+                       and k.split(".")[0] in algorithms}
+        keys = [k for k in grid_keys if k not in shared_grid] + sorted(f"{alg_name}.{k}" for k in swept)
+        values = [_listify(grid[k]) if k in grid else swept[k.split(".", 1)[1]] for k in keys]
+        for point in itertools.product(*values):
+            for seed in seed_list:
+                cell = {
+                    "paper": paper, "experiment": exp_id, "algorithm": alg_name,
+                    "params": dict(fixed), "problem": copy.deepcopy(block["problem"]),
+                    "mechanism": copy.deepcopy(block.get("mechanism")),
+                    "attack": copy.deepcopy(block.get("attack")),
+                    "stop": copy.deepcopy((block.get("stop_by_algorithm") or {}).get(alg_name, block.get("stop"))),
+                    "k0": block.get("k0", 1), "rho": block.get("rho", 1.0),
+                    "max_rounds": block.get("max_rounds", 100), "eval_every": block.get("eval_every", 1),
+                    "time_limit": block.get("time_limit"),
+                    "datasets": list(block.get("datasets", []) or []),
+                    "instance": seed, "seed": int(base_seed) + int(seed),
+                }
+                columns, shared = {}, {}
+                for key, value in zip(keys, point):
+                    head = key.split(".")[0]
+                    if key in RUN_KEYS:
+                        cell[key] = value
+                    elif head == alg_name:
+                        cell["params"][key.split(".", 1)[1]] = value
+                    else:
+                        _set_dotted(cell, key, value)
+                    columns[column_name(key)] = value
+                    if head != alg_name:
+                        shared[key] = value
+                if "k0" in cell["params"]:       # per-algorithm k0 (e.g. LFRPG frame length)
+                    cell["k0"] = cell["params"].pop("k0")
+                cell["columns"] = columns
+                cell["shared"] = shared
+                cell["cell"] = cell_id(cell)
+                cells.append(cell)
+    ids = [c["cell"] for c in cells]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"experiment {paper}/{exp_id}: two cells have identical settings; "
+                          "remove the duplicated grid values")
+    return cells
+
+
+def reference_cell(cell: dict, cells: list[dict]) -> dict | None:
+    """The cell whose final objective defines ``cell``'s ``target`` stop rule: same
+    experiment, shared grid point and seed, algorithm ``stop.reference``."""
+    stop = cell.get("stop") or {}
+    if stop.get("rule") != "target":
+        return None
+    ref_alg = stop.get("reference")
+    matches = [o for o in cells if o["algorithm"] == ref_alg and o["seed"] == cell["seed"]
+               and o["shared"] == cell["shared"]]
+    if len(matches) != 1:
+        what = "no" if not matches else f"{len(matches)} (ambiguous: its parameters are swept)"
+        raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: algorithm {cell['algorithm']!r} "
+                          f"stops at the final objective of {ref_alg!r}, but {what} {ref_alg!r} cell has the "
+                          f"same settings; add {ref_alg!r} with fixed parameters to the experiment")
+    return matches[0]
+
+
+def load_experiments(config: dict, root: str | Path = ".") -> dict:
+    """All experiments of the run: ``{paper: {exp_id: block}}`` from the paper fragments of
+    ``config['papers']`` (with ``config['paper_overrides'][paper][exp_id]`` merged in) and the
+    user's ``config['experiments']`` under the pseudo-paper ``custom``."""
+    out = {}
+    for paper in config.get("papers", []):
+        if paper not in PAPERS:
+            raise ConfigError(f"papers: {paper!r} is not a known paper key; allowed: {', '.join(PAPERS)}")
+        frag = load_paper_fragment(paper, root)
+        exps = frag.get("experiments", {}) or {}
+        overrides = (config.get("paper_overrides") or {}).get(paper, {}) or {}
+        for exp_id in overrides:
+            if exp_id not in exps:
+                raise ConfigError(f"paper_overrides.{paper}.{exp_id}: no such experiment; "
+                                  f"{paper} has {sorted(exps)}")
+        out[paper] = {k: deep_merge(v, overrides.get(k, {})) for k, v in exps.items()}
+    user = config.get("experiments") or {}
+    if user:
+        out[USER_PAPER] = dict(user)
+    return out
+
+
+def all_cells(config: dict, root: str | Path = ".") -> dict:
+    """``{(paper, exp_id): [cells]}`` for the whole config."""
+    scale = config.get("scale", "quick")
+    seed = int(config.get("seed", 0))
+    result = {}
+    for paper, exps in load_experiments(config, root).items():
+        for exp_id, block in exps.items():
+            cells = expand(paper, exp_id, block, scale, seed)
+            for c in cells:
+                reference_cell(c, cells)     # validates references early
+            result[(paper, exp_id)] = cells
+    return result

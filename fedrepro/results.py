@@ -1,0 +1,117 @@
+"""Tidy results: one row per (run, evaluated round), written atomically as Parquet
+with provenance in the file metadata.
+
+Columns (see README "Results schema"):
+
+identifiers   paper, experiment, cell, algorithm, instance, seed
+settings      k0, rho, m, dim, n_samples, params (algorithm parameters, JSON),
+              problem (problem spec, JSON), + one column per swept key
+run outcome   status, stop_reason, rounds, iterations, run_wall_time, run_local_time
+per round     round, iteration, wall_time, local_time, objective, grad_norm2,
+              + every extra metric the problem/algorithm records (accuracy, err, snr, loss_F ...)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+
+IDENTIFIERS = ["paper", "experiment", "cell", "algorithm", "instance", "seed"]
+RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_local_time"]
+ROUND_COLUMNS = ["round", "iteration", "wall_time", "local_time", "objective", "grad_norm2"]
+METADATA_KEY = b"fedrepro"
+
+
+def git_commit(root: str | Path = ".") -> str:
+    """The current commit (with ``-dirty`` if the tree has changes), or ``unknown``."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def provenance(config_hash: str = "", **extra) -> dict:
+    """Package version, git commit, config hash, library versions, creation time."""
+    return {"package_version": __version__, "git_commit": os.environ.get("FEDREPRO_GIT_COMMIT") or git_commit(),
+            "config_hash": config_hash, "numpy": np.__version__, "pandas": pd.__version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
+
+
+def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
+    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.simulation.RunResult`)."""
+    df = pd.DataFrame(result.trace)
+    const = {
+        "paper": cell.get("paper", "custom"), "experiment": cell.get("experiment", "cli"),
+        "cell": cell.get("cell", ""), "algorithm": cell["algorithm"],
+        "instance": int(cell.get("instance", 0)), "seed": int(cell.get("seed", 0)),
+        "k0": int(cell.get("k0", 1)), "rho": float(cell.get("rho", 1.0)),
+        "m": int(facts.get("m", 0)), "dim": int(facts.get("dim", 0)), "n_samples": int(facts.get("n_samples", 0)),
+        "params": json.dumps(params, sort_keys=True, default=str),
+        "problem": json.dumps(cell.get("problem", {}), sort_keys=True, default=str),
+        "status": result.status, "stop_reason": result.stop_reason, "rounds": int(result.rounds),
+        "iterations": int(result.iterations), "run_wall_time": float(result.wall_time),
+        "run_local_time": float(result.local_time),
+    }
+    for key, value in (cell.get("columns") or {}).items():
+        const[key] = value
+    for key, value in const.items():
+        df[key] = value
+    front = IDENTIFIERS + [c for c in const if c not in IDENTIFIERS]
+    return df[front + [c for c in df.columns if c not in front]]
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict) -> Path:
+    """Write ``df`` to ``path`` atomically (temporary name, then rename) with ``metadata``
+    stored as JSON under the schema key ``fedrepro``. Never leaves a partial file at ``path``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[METADATA_KEY] = json.dumps(metadata, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def read_metadata(path: str | Path) -> dict:
+    """The ``fedrepro`` provenance stored in a results file."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(METADATA_KEY, b"{}"))
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: its last evaluated round, plus ``reached`` (stopped by its rule)."""
+    if df.empty:
+        return df.copy()
+    last = df.sort_values(["cell", "round"]).groupby("cell", sort=False).tail(1).reset_index(drop=True)
+    last["reached"] = last["status"] == "converged"
+    return last
+
+
+def concat_frames(paths) -> pd.DataFrame:
+    """Concatenate run files (columns missing in some runs become NaN)."""
+    frames = [pd.read_parquet(p) for p in paths]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
