@@ -1,0 +1,146 @@
+"""Privacy mechanisms applied by the simulation loop to the clients' uploads.
+
+A mechanism is a callable ``(uploads, clients, r, state, ctx) -> uploads``
+(see :func:`fedrepro.simulation.simulate`). ``MECHANISMS[name](spec)`` builds
+one from the ``mechanism`` block of an experiment (``spec['name']`` selects it).
+
+``laplace_epm`` -- FedEPM (Zhou & Li) upload noise, paper eq. (39) in the
+authors' code form (spec 001 Sec. 3.0, 7-A6). For client i uploading at the end
+of round r (global iteration k with k + 1 = (r + 1) k0):
+
+    mu_i  = mu0 (1 + c ||gap_i||^2) alpha^(k+1)          gap_i = w_i^k - w^(s)
+    nu_i  = 2 ||g_i||_1 / (epsilon mu_i)                  g_i = grad f_i(w^(s))
+    eps_i = nu_i * xi_i,   z_i = w_i^{k+1} + eps_i
+
+with xi_i = ``stdlap(n)`` (``generator="code"``: the code's ``randl``, a Laplace
+vector standardised to sample mean 0 and sample std 1, so ||eps_i|| =
+nu_i sqrt(n-1) exactly) or a plain Laplace(0, 1) vector (``generator="laplace"``:
+eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses).
+
+The algorithm reports what the formula needs in ``state.upload_info`` from its
+``upload()``: ``grad_l1`` (len(clients),), ``gap_norm2`` (len(clients),) and
+optionally ``iteration`` (the exponent k + 1; default (r + 1) k0) and ``m``.
+The mechanism records ``snr`` (min over this round's uploaders of
+log10(||w_i|| / ||eps_i||), spec default ``snr_over: last_round``) and
+``snr_code`` (the code's min over all m clients of each client's latest value,
+0 for a client that never uploaded) in ``state.metrics``; the loop records them
+at the next evaluation, i.e. for the last completed round.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+__all__ = ["stdlap", "LaplaceEPM", "MECHANISMS", "build_mechanism"]
+
+GENERATORS = ("code", "laplace")
+
+
+def stdlap(rng: np.random.Generator, shape) -> np.ndarray:
+    """The authors' ``randl``: Laplace(0, 1) draws log(u1/u2), standardised along
+    the last axis to sample mean 0 and sample standard deviation 1 (ddof = 1).
+
+    Every vector x along the last axis (length n >= 2) has sum(x) = 0 and
+    ||x||_2 = sqrt(n - 1) exactly (up to rounding). Returns an array of ``shape``.
+    """
+    u1 = rng.random(shape)
+    u2 = rng.random(shape)
+    x = np.log(u1 / u2)
+    x -= x.mean(axis=-1, keepdims=True)
+    return x / x.std(axis=-1, ddof=1, keepdims=True)
+
+
+def draw_noise(rng: np.random.Generator, shape, generator: str) -> np.ndarray:
+    """Unit-scale noise of the named generator (``code``: :func:`stdlap`; ``laplace``: Laplace(0, 1))."""
+    if generator == "code":
+        return stdlap(rng, shape)
+    if generator == "laplace":
+        return rng.laplace(0.0, 1.0, size=shape)
+    raise ValueError(f"noise generator {generator!r} is not allowed; choose one of {list(GENERATORS)}")
+
+
+@dataclass
+class LaplaceEPM:
+    """FedEPM eq. (39) Laplace upload noise (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon : privacy parameter (the code's ``noise``), > 0.
+    generator : ``"code"`` (standardised Laplace, default) or ``"laplace"``.
+    mu0, c, alpha : the constants of eq. (39) (paper/code: 0.05, 1e-8, 1.001).
+    """
+
+    epsilon: float = 0.1
+    generator: str = "code"
+    mu0: float = 0.05
+    c: float = 1e-8
+    alpha: float = 1.001
+    name = "laplace_epm"
+
+    def __post_init__(self):
+        if self.generator not in GENERATORS:
+            raise ValueError(f"laplace_epm: generator={self.generator!r} is not allowed; "
+                             f"choose one of {list(GENERATORS)}")
+        if not float(self.epsilon) > 0:
+            raise ValueError(f"laplace_epm: epsilon={self.epsilon} must be > 0")
+        self.epsilon = float(self.epsilon)
+
+    def scales(self, info: dict, n_clients: int, r: int, k0: int, who: str = "the algorithm") -> np.ndarray:
+        """Laplace scale nu_i of every uploading client, shape (n_clients,)."""
+        missing = [k for k in ("grad_l1", "gap_norm2") if k not in info]
+        if missing:
+            raise ValueError(
+                f"laplace_epm needs state.upload_info[{', '.join(map(repr, missing))}] from {who}'s upload(): "
+                "'grad_l1' = ||grad f_i(w)||_1 at the broadcast model w and 'gap_norm2' = "
+                "||w_i^k - w||^2 (client model before its last local step), one value per uploading client")
+        g1 = np.asarray(info["grad_l1"], dtype=float)
+        gap2 = np.asarray(info["gap_norm2"], dtype=float)
+        if g1.shape != (n_clients,) or gap2.shape != (n_clients,):
+            raise ValueError(f"laplace_epm: upload_info 'grad_l1'/'gap_norm2' must have shape ({n_clients},), "
+                             f"got {g1.shape} and {gap2.shape}")
+        it = int(info.get("iteration", (r + 1) * k0))           # k + 1 at the upload
+        mu = self.mu0 * (1.0 + self.c * gap2) * self.alpha ** it
+        return 2.0 * g1 / (self.epsilon * mu)
+
+    def __call__(self, uploads: np.ndarray, clients: np.ndarray, r: int, state, ctx) -> np.ndarray:
+        """uploads : (len(clients), n) -> uploads + eps, eps_i = nu_i * xi_i."""
+        uploads = np.asarray(uploads, dtype=float)
+        nu = self.scales(state.upload_info, len(clients), r, ctx.k0,
+                         who=state.extra.get("algorithm", "the algorithm"))
+        noise = nu[:, None] * draw_noise(ctx.rng("noise", r), uploads.shape, self.generator)
+        with np.errstate(divide="ignore"):
+            snr = np.log10(np.linalg.norm(uploads, axis=1) / np.linalg.norm(noise, axis=1))
+        state.metrics["snr"] = float(snr.min()) if snr.size else float("nan")
+        m = state.upload_info.get("m")
+        if m is not None:
+            latest = state.extra.get("snr_clients")
+            if latest is None:
+                latest = state.extra["snr_clients"] = np.zeros(int(m))   # code: snr initialised to 0
+            latest[np.asarray(clients)] = snr
+            state.metrics["snr_code"] = float(latest.min())
+        return uploads + noise
+
+
+def _build_laplace_epm(spec: dict) -> LaplaceEPM:
+    allowed = {f.name for f in fields(LaplaceEPM)}
+    params = {k: v for k, v in (spec or {}).items() if k != "name"}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(f"mechanism laplace_epm has no parameter(s) {unknown}; its parameters are {sorted(allowed)}")
+    return LaplaceEPM(**params)
+
+
+MECHANISMS = {
+    "laplace_epm": _build_laplace_epm,
+}
+
+
+def build_mechanism(spec: dict | None):
+    """The mechanism of an experiment's ``mechanism`` block (None: no mechanism)."""
+    if not spec:
+        return None
+    name = spec.get("name")
+    if name not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
+    return MECHANISMS[name](spec)
