@@ -1,0 +1,78 @@
+"""Robust aggregation rules over the rows of V (n vectors of dimension d).
+
+Reusable by any algorithm: ``mean``, ``coordinate_median``, ``krum`` (Blanchard
+et al. 2017) and ``geometric_median`` (Weiszfeld iteration started from the
+coordinate-wise median, as FRPG spec 004 sec. 3.5 prescribes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def mean(V: np.ndarray) -> np.ndarray:
+    """Arithmetic mean of the rows; V (n, d) -> (d,)."""
+    return V.mean(axis=0)
+
+
+def coordinate_median(V: np.ndarray) -> np.ndarray:
+    """Coordinate-wise median; V (n, d) -> (d,)."""
+    return np.median(V, axis=0)
+
+
+def pairwise_sq_dists(V: np.ndarray) -> np.ndarray:
+    """||V_i - V_j||^2 for all pairs, (n, n), via the Gram matrix (exact zeros on the diagonal)."""
+    sq = np.einsum("nd,nd->n", V, V)
+    D = sq[:, None] + sq[None, :] - 2.0 * (V @ V.T)
+    np.maximum(D, 0.0, out=D)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+def krum_scores(V: np.ndarray, f: int) -> np.ndarray:
+    """score(i) = sum of the n - f - 2 smallest ||V_i - V_j||^2 over j != i; (n,)."""
+    n = V.shape[0]
+    k = n - f - 2
+    if k < 1:
+        raise ValueError(f"krum needs n - f - 2 >= 1 neighbours, got n={n}, f={f}")
+    D = pairwise_sq_dists(V)
+    np.fill_diagonal(D, np.inf)
+    return np.sort(D, axis=1)[:, :k].sum(axis=1)
+
+
+def krum(V: np.ndarray, f: int) -> tuple[np.ndarray, int]:
+    """Krum: the row with the smallest score (ties -> lowest index).
+
+    Returns (V[i*], i*)."""
+    i = int(np.argmin(krum_scores(V, f)))
+    return V[i].copy(), i
+
+
+def geometric_median(V: np.ndarray, *, tol: float = 1e-7, max_iter: int = 1000, eps: float = 1e-8,
+                     init: str = "coord_median") -> tuple[np.ndarray, int]:
+    """argmin_z sum_n ||z - V_n|| by the Weiszfeld iteration.
+
+        d_n = max(||V_n - z||, eps),  z <- sum_n V_n/d_n / sum_n 1/d_n
+        stop when ||z_new - z|| <= tol * max(1, ||z||)
+
+    init : ``"coord_median"`` (robust start, default) or ``"mean"`` (public RSA code).
+    Returns (z (d,), iterations used).
+    """
+    if init == "coord_median":
+        z = coordinate_median(V)
+    elif init == "mean":
+        z = mean(V)
+    else:
+        raise ValueError(f"geometric_median: init={init!r} is not allowed; choose coord_median or mean")
+    for it in range(1, max_iter + 1):
+        diff = V - z
+        wts = 1.0 / np.maximum(np.sqrt(np.einsum("nd,nd->n", diff, diff)), eps)
+        z_new = wts @ V / wts.sum()
+        step = np.linalg.norm(z_new - z)
+        z = z_new
+        if step <= tol * max(1.0, np.linalg.norm(z)):
+            return z, it
+    return z, max_iter
+
+
+AGGREGATORS = {"mean": mean, "coordinate_median": coordinate_median, "krum": krum,
+               "geometric_median": geometric_median}

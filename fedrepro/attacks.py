@@ -1,0 +1,111 @@
+"""Byzantine attacks on the uploads (FRPG spec 004 sec. 3.7), reusable by any algorithm.
+
+An attack is built from its config block, ``ATTACKS[spec["name"]](spec)``, and the
+simulation calls ``prepare(problem, ctx)`` once and
+``corrupt(uploads, clients, r, state, problem, algorithm, ctx)`` every round.
+
+Faulty workers: ``faulty`` (list of ids) or ``B`` (the last B workers, the paper's
+n = N+1..Q convention, spec A2). The problem is told who is faulty
+(``problem.set_faulty``) so its metrics use the reliable workers only.
+
+* ``label_flip`` -- the faulty workers follow the protocol on labels y -> C-1-y
+  (``prepare`` rewrites their training labels; uploads are not touched).
+* ``gaussian`` -- every slot a faulty worker's *model* is c xi, xi ~ N(0, I_d) fresh
+  (stream ``attack``, keyed by round); what it uploads is what the algorithm's
+  ``faulty_upload(state, problem, clients, models)`` says a worker with that model
+  sends (FRPG: the Huber penalty gradient; RSA/Krum/GeoMed: the model; SGD: c xi as
+  its gradient). ``models`` has shape (slots_per_upload, n_faulty, d).
+* ``none`` -- no corruption; with ``silent: true`` (default) the listed faulty
+  workers send nothing the server uses (ideal problem (4) over the N reliable workers).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _faulty_ids(spec: dict, m: int, default_B: int) -> np.ndarray:
+    if "faulty" in spec and spec["faulty"] is not None:
+        ids = np.asarray(spec["faulty"], dtype=np.int64)
+    else:
+        B = int(spec.get("B", default_B))
+        ids = np.arange(m - B, m, dtype=np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= m):
+        raise ValueError(f"attack {spec.get('name')!r}: faulty ids {ids.tolist()} outside 0..{m - 1}")
+    return np.unique(ids)
+
+
+class _Attack:
+    name = "attack"
+    default_B = 4
+    silent = False
+
+    def __init__(self, spec: dict | None = None):
+        self.spec = dict(spec or {})
+        self.faulty = None
+
+    def prepare(self, problem, ctx):
+        self.faulty = _faulty_ids(self.spec, problem.m, self.default_B)
+        if hasattr(problem, "set_faulty"):
+            problem.set_faulty(self.faulty, silent=self.silent)
+
+    def _rows(self, clients):
+        """Positions in ``clients`` of the faulty workers."""
+        return np.flatnonzero(np.isin(clients, self.faulty))
+
+    def corrupt(self, uploads, clients, r, state, problem, algorithm, ctx):
+        return uploads
+
+
+class LabelFlip(_Attack):
+    """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers."""
+
+    name = "label_flip"
+
+    def prepare(self, problem, ctx):
+        super().prepare(problem, ctx)
+        C = int(getattr(problem, "C", self.spec.get("n_classes", 10)))
+        problem.flip_labels(self.faulty, lambda y: C - 1 - y)
+
+
+class Gaussian(_Attack):
+    """Gaussian attack (Dong et al. 2019): faulty model c xi, fresh every slot (c = 1e4)."""
+
+    name = "gaussian"
+
+    def __init__(self, spec=None):
+        super().__init__(spec)
+        self.c = float(self.spec.get("c", 1e4))
+
+    def corrupt(self, uploads, clients, r, state, problem, algorithm, ctx):
+        rows = self._rows(np.asarray(clients))
+        if rows.size == 0:
+            return uploads
+        S = int(getattr(algorithm, "slots_per_upload", 1))
+        models = self.c * ctx.rng("attack", r).standard_normal((S, rows.size, uploads.shape[1]))
+        out = uploads.copy()
+        out[rows] = algorithm.faulty_upload(state, problem, np.asarray(clients)[rows], models)
+        return out
+
+
+class NoAttack(_Attack):
+    """No corruption. ``silent`` (default true): the faulty workers' uploads are ignored."""
+
+    name = "none"
+    default_B = 0
+
+    def __init__(self, spec=None):
+        super().__init__(spec)
+        self.silent = bool(self.spec.get("silent", True))
+
+
+ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "none": NoAttack}
+
+
+def build_attack(spec: dict | None):
+    """``ATTACKS[spec['name']](spec)``; None or ``{name: none}`` without ids: no faulty workers."""
+    if not spec:
+        return NoAttack({})
+    name = spec.get("name", "none")
+    if name not in ATTACKS:
+        raise ValueError(f"unknown attack {name!r}; allowed: {sorted(ATTACKS)}")
+    return ATTACKS[name](spec)
