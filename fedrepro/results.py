@@ -5,7 +5,8 @@ Columns (see README "Results schema"):
 
 identifiers   paper, experiment, cell, algorithm, instance, seed
 settings      k0, rho, m, dim, n_samples, params (algorithm parameters, JSON),
-              problem (problem spec, JSON), + one column per swept key
+              problem (problem spec, JSON), swept (JSON list of the swept columns),
+              + one column per swept key
 run outcome   status, stop_reason, rounds, iterations, run_wall_time, run_local_time
 per round     round, iteration, wall_time, local_time, objective, grad_norm2,
               + every extra metric the problem/algorithm records (accuracy, err, snr, loss_F ...)
@@ -59,6 +60,7 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "m": int(facts.get("m", 0)), "dim": int(facts.get("dim", 0)), "n_samples": int(facts.get("n_samples", 0)),
         "params": json.dumps(params, sort_keys=True, default=str),
         "problem": json.dumps(cell.get("problem", {}), sort_keys=True, default=str),
+        "swept": json.dumps(sorted(cell.get("columns") or {})),
         "status": result.status, "stop_reason": result.stop_reason, "rounds": int(result.rounds),
         "iterations": int(result.iterations), "run_wall_time": float(result.wall_time),
         "run_local_time": float(result.local_time),
@@ -115,3 +117,13 @@ def concat_frames(paths) -> pd.DataFrame:
     frames = [pd.read_parquet(p) for p in paths]
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` via a temporary file and rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,27 @@
+# fedrepro — regenerate the figures, tables and claims of five federated-learning papers.
+#   snakemake -j 2                      everything at the quick scale (default target `all`)
+#   snakemake -j 2 fedepm               one paper (keys: fedadmm_zhou fedepm aspire fedadmm_gong frpg)
+#   snakemake -j 2 figures/fedepm/fig3.pdf
+#   snakemake -j 2 --config scale=paper       the papers' full sweeps (see README: SLURM profile)
+#   snakemake --report report.html      one HTML report: figures, claims tables, provenance
+import os
+
+# One BLAS thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+configfile: "config.yaml"
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/experiments.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,75 @@
+"""config.yaml: load, fill defaults and validate with messages that name the key,
+the value and what is allowed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from .experiments import ConfigError
+
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def load_schema() -> dict:
+    with open(SCHEMA) as fh:
+        return yaml.safe_load(fh)
+
+
+def _explain(error) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    value = error.instance
+    validator = error.validator
+    if validator == "enum":
+        allowed = ", ".join(map(str, error.validator_value))
+        return f"key '{where}' has value {value!r}; allowed values: {allowed}"
+    if validator == "additionalProperties":
+        known = sorted((error.schema.get("properties") or {}).keys())
+        extra = sorted(set(value) - set(known)) if isinstance(value, dict) else []
+        return (f"key '{where}' has unknown entr{'y' if len(extra) == 1 else 'ies'} {extra}; "
+                f"allowed keys: {', '.join(known) if known else '(free-form names)'}")
+    if validator == "required":
+        return f"key '{where}' is missing {error.message.split(' is a')[0]}"
+    if validator == "type":
+        return f"key '{where}' has value {value!r} of the wrong type; expected {error.validator_value}"
+    if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return f"key '{where}' has value {value!r}; it must satisfy {validator} {error.validator_value}"
+    if validator == "pattern" or validator == "propertyNames":
+        return f"key '{where}': {error.message}; names must start with a letter and use letters, digits, _"
+    return f"key '{where}' has value {value!r}: {error.message}"
+
+
+def validate_config(config: dict, source: str = "config.yaml") -> dict:
+    """Validate ``config`` against the schema; raise :class:`ConfigError` naming every problem."""
+    import jsonschema
+
+    schema = load_schema()
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = "\n  - ".join(_explain(e) for e in errors)
+        raise ConfigError(f"{source} is invalid:\n  - {lines}\nFix the key(s) above and run again.")
+    return config
+
+
+def validate_experiment(block: dict, where: str) -> None:
+    """Validate one experiment block (paper fragments use the same schema as user sweeps)."""
+    import jsonschema
+
+    schema = load_schema()
+    sub = dict(schema["definitions"]["experiment"])
+    sub["definitions"] = schema["definitions"]
+    errors = list(jsonschema.Draft7Validator(sub).iter_errors(block))
+    if errors:
+        lines = "\n  - ".join(_explain(e) for e in errors)
+        raise ConfigError(f"{where} is invalid:\n  - {lines}")
+
+
+def load_config(path: str | Path = "config.yaml", overrides: dict | None = None) -> dict:
+    """Read, merge ``overrides`` (like ``snakemake --config``) and validate."""
+    from .experiments import deep_merge
+
+    with open(path) as fh:
+        config = yaml.safe_load(fh) or {}
+    config = deep_merge(config, overrides or {})
+    return validate_config(config, str(path))

@@ -1,0 +1,79 @@
+"""Generic plots for any experiment: metric vs round, and final metric vs each swept parameter."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+def swept_columns(df: pd.DataFrame) -> list[str]:
+    """The experiment's swept setting columns (recorded by the runner in ``swept``) that vary."""
+    if "swept" not in df.columns:
+        return []
+    names = sorted({c for v in df["swept"].dropna().unique() for c in json.loads(v)})
+    return [c for c in names if c in df.columns and df[c].astype(str).nunique() > 1]
+
+
+def _label(row, cols) -> str:
+    return ", ".join([row["algorithm"]] + [f"{c}={row[c]}" for c in cols if c != "algorithm"])
+
+
+def _save(fig, out: Path):
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out.with_suffix(".pdf"))
+    fig.savefig(out.with_suffix(".png"), dpi=120)
+    plt.close(fig)
+
+
+def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2"), logy: bool = False, **_):
+    """Median over seeds of each metric vs communication round, one line per algorithm x setting."""
+    metrics = [m for m in metrics if m in df.columns] or ["objective"]
+    cols = swept_columns(df)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.8), squeeze=False)
+    keys = ["algorithm"] + cols
+    for ax, metric in zip(axes[0], metrics):
+        for key, g in df.groupby(keys, dropna=False):
+            med = g.groupby("round")[metric].median()
+            row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            ax.plot(med.index, med.values, label=_label(row, cols))
+        ax.set_xlabel("communication round")
+        ax.set_ylabel(f"{metric} (median over seeds)")
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{df['paper'].iloc[0]}/{df['experiment'].iloc[0]}")
+    fig.tight_layout()
+    _save(fig, out)
+
+
+def plot_sweep(summary: pd.DataFrame, out: Path, metrics=("objective",), logy: bool = False, **_):
+    """Final metric (median and range over seeds) vs each swept parameter, per algorithm."""
+    metrics = [m for m in list(metrics) + ["rounds"] if m in summary.columns]
+    cols = [c for c in swept_columns(summary) if c != "algorithm"] or ["k0"]
+    fig, axes = plt.subplots(len(metrics), len(cols), figsize=(4.5 * len(cols), 3.2 * len(metrics)), squeeze=False)
+    for i, metric in enumerate(metrics):
+        for j, col in enumerate(cols):
+            ax = axes[i][j]
+            for alg, g in summary.groupby("algorithm"):
+                stats = g.groupby(col)[metric].agg(["median", "min", "max"])
+                x = np.arange(len(stats)) if stats.index.dtype.kind not in "iuf" else stats.index.values
+                ax.errorbar(x, stats["median"], yerr=[stats["median"] - stats["min"], stats["max"] - stats["median"]],
+                            marker="o", capsize=3, label=alg)
+                if stats.index.dtype.kind not in "iuf":
+                    ax.set_xticks(x, [json.dumps(v) if not isinstance(v, str) else v for v in stats.index])
+            ax.set_xlabel(col)
+            ax.set_ylabel(f"final {metric}")
+            if logy and metric != "rounds":
+                ax.set_yscale("log")
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{summary['paper'].iloc[0]}/{summary['experiment'].iloc[0]}: final values")
+    fig.tight_layout()
+    _save(fig, out)

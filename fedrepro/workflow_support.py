@@ -1,0 +1,209 @@
+"""Helpers the Snakefile uses at parse time: which datasets are reachable, which
+figures are built or skipped, per-job resources, and the provenance/skip reports."""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import yaml
+
+from .experiments import ConfigError
+
+PAPER_KEYS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
+VARIANT_SEP = "-"
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """``"usps-h5"`` -> ``("usps", "h5")``; ``"adult"`` -> ``("adult", None)``."""
+    name, _, variant = key.partition(VARIANT_SEP)
+    return name, (variant or None)
+
+
+def raw_dataset(key: str) -> str:
+    """The fetch target of a processed dataset key (the key itself: variants fetch their own files)."""
+    return key
+
+
+class DataPlan:
+    """Where each dataset comes from in this run: cache, mirror, or (reachable) download."""
+
+    def __init__(self, config: dict):
+        data = config.get("data") or {}
+        self.cache = data.get("cache", "data/raw")
+        self.processed = data.get("processed", "data/processed")
+        self.mirror = os.environ.get("FEDREPRO_DATA_MIRROR") or data.get("mirror")
+        self._status: dict[str, str] = {}
+
+    def status(self, key: str) -> str:
+        """``processed``, ``local`` (cache or mirror), ``download`` (URL host reachable) or ``missing``."""
+        if key in self._status:
+            return self._status[key]
+        from .data import DATASETS, available
+
+        name, variant = split_key(key)
+        if name not in DATASETS:
+            raise ConfigError(f"dataset {key!r} is not in the registry; known: {', '.join(sorted(DATASETS))} "
+                              "(a raw variant is selected as name-variant, e.g. usps-h5)")
+        spec = DATASETS[name]
+        if variant is not None and variant not in spec.variants:
+            raise ConfigError(f"dataset {key!r}: {name} has no variant {variant!r}; known: {sorted(spec.variants)}")
+        if Path(self.processed, f"{key}.npz").exists():
+            result = "processed"
+        elif available(name, self.cache, self.mirror, variant=variant):
+            result = "local"
+        elif not os.environ.get("FEDREPRO_OFFLINE") and _reachable(spec.urls):
+            result = "download"
+        else:
+            result = "missing"
+        self._status[key] = result
+        return result
+
+    def urls(self, key: str) -> list[str]:
+        from .data import DATASETS
+
+        return list(DATASETS[split_key(key)[0]].urls)
+
+
+def _reachable(urls, timeout: float = 3.0) -> bool:
+    """True when the first URL's host accepts a TCP connection (no download)."""
+    for url in urls[:1]:
+        parsed = urlparse(url)
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        try:
+            with socket.create_connection((parsed.hostname, port), timeout=timeout):
+                return True
+        except OSError:
+            return False
+    return False
+
+
+def skipped_experiments(cells_by_exp: dict, data: DataPlan, strict: bool) -> dict:
+    """``{(paper, exp): [missing dataset keys]}``; with ``strict`` a missing dataset is an error."""
+    skipped = {}
+    for key, cells in cells_by_exp.items():
+        needed = sorted({d for c in cells for d in c["datasets"]})
+        missing = [d for d in needed if data.status(d) == "missing"]
+        if missing:
+            skipped[key] = missing
+    if strict and skipped:
+        lines = "; ".join(f"{p}/{e} needs {', '.join(m)} (from {', '.join(data.urls(m[0]))})"
+                          for (p, e), m in skipped.items())
+        raise ConfigError(f"strict=true and datasets are unavailable: {lines}. Place the raw files in "
+                          f"{data.cache}/<dataset>/, set FEDREPRO_DATA_MIRROR to a mirror folder, or connect "
+                          "to the network; or run with strict=false to skip these figures.")
+    return skipped
+
+
+def figure_module(paper: str):
+    """The paper's figure module (``None`` when it has none yet)."""
+    try:
+        return importlib.import_module(f"fedrepro.figures.{paper}")
+    except ModuleNotFoundError as err:
+        if err.name == f"fedrepro.figures.{paper}":
+            return None
+        raise
+
+
+def figure_spec(paper: str, fig: str):
+    module = figure_module(paper)
+    specs = {**getattr(module, "FIGURES", {}), **getattr(module, "TABLES", {})} if module else {}
+    if fig not in specs:
+        raise ValueError(f"{paper} has no figure or table {fig!r}; it has {sorted(specs)}")
+    return specs[fig]
+
+
+def load_claims(paper: str, root: str | Path = ".") -> list[dict]:
+    path = Path(root) / "workflow" / "papers" / f"{paper}.claims.yaml"
+    if not path.exists():
+        return []
+    with open(path) as fh:
+        data = yaml.safe_load(fh) or []
+    return data.get("claims", []) if isinstance(data, dict) else data
+
+
+def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | Path = ".") -> dict:
+    """Per paper: the files ``snakemake <paper>`` builds, the figures skipped for missing
+    data, and the experiments the claims need."""
+    out = {}
+    experiments = {}
+    for (paper, exp) in cells_by_exp:
+        experiments.setdefault(paper, []).append(exp)
+    for paper, exps in experiments.items():
+        ok = [e for e in exps if (paper, e) not in skipped]
+        targets = [f"results/{paper}/{e}{s}" for e in ok for s in (".parquet", ".summary.parquet")]
+        info = {"figures": {}, "tables": {}, "skipped_figures": {}, "claim_experiments": []}
+        if paper == "custom":
+            targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]
+        module = figure_module(paper) if paper != "custom" else None
+        for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex"))):
+            for fig, spec in (getattr(module, attr, {}) if module else {}).items():
+                missing = sorted({d for e in spec.experiments for d in skipped.get((paper, e), [])})
+                unknown = [e for e in spec.experiments if e not in exps]
+                if unknown:
+                    raise ConfigError(f"{paper} {kind} {fig} needs experiment(s) {unknown} that "
+                                      f"workflow/papers/{paper}.yaml does not define")
+                if missing:
+                    info["skipped_figures"][fig] = missing
+                    continue
+                info["figures" if kind == "figure" else "tables"][fig] = spec
+                targets += [f"figures/{paper}/{fig}{s}" for s in suffixes]
+        claims = load_claims(paper, root)
+        if claims:
+            needed = sorted({e for c in claims for e in (c.get("experiments") or []) if e in ok})
+            info["claim_experiments"] = needed
+            targets += [f"results/{paper}/claims.parquet", f"results/{paper}/claims.md"]
+        info["targets"] = targets
+        out[paper] = info
+    return out
+
+
+def id_pattern(outputs: dict, kind: str) -> str:
+    """Regex of the figure (or table) ids of all papers, for wildcard constraints."""
+    key = "figures" if kind == "figure" else "tables"
+    ids = sorted({fig for info in outputs.values() for fig in info.get(key, {})})
+    return "|".join(re.escape(i) for i in ids) if ids else "(?!x)x"
+
+
+def cell_memory_mb(cell: dict) -> int:
+    """A generous memory request for SLURM (local runs ignore it unless --resources is given)."""
+    m = int((cell.get("problem") or {}).get("m", 100) or 100)
+    n = int((cell.get("problem") or {}).get("n", 100) or 100)
+    return int(min(64000, 1000 + 8 * 6 * m * max(n, 100) * 150 / 2**20))
+
+
+def cell_runtime_min(cell: dict, scale: str) -> int:
+    return 30 if scale == "quick" else 24 * 60
+
+
+def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:
+    lines = ["# Skipped outputs", ""]
+    if not skipped:
+        return "\n".join(lines + ["Nothing was skipped: every dataset was in the cache, the mirror or downloadable.", ""])
+    lines += ["These experiments, and the figures/tables/claims that need them, were skipped because a dataset "
+              "is neither in the cache, nor in the mirror (`FEDREPRO_DATA_MIRROR`), nor downloadable here. "
+              "Run with `--config strict=true` to make this an error.", "",
+              "| paper | experiment | missing dataset | get it from |", "|---|---|---|---|"]
+    for (paper, exp), missing in sorted(skipped.items()):
+        for d in missing:
+            lines.append(f"| {paper} | {exp} | {d} | {', '.join(data.urls(d))} |")
+    figs = [(p, f, m) for p, info in outputs.items() for f, m in info.get("skipped_figures", {}).items()]
+    if figs:
+        lines += ["", "| skipped figure/table | missing dataset |", "|---|---|"]
+        lines += [f"| {p}/{f} | {', '.join(m)} |" for p, f, m in sorted(figs)]
+    return "\n".join(lines + [""])
+
+
+def provenance_markdown(config: dict, config_hash: str, cells_by_exp: dict) -> str:
+    from .results import provenance
+
+    prov = provenance(config_hash)
+    lines = ["# Provenance", "", "| key | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in prov.items() if k != "created"]
+    lines += [f"| scale | {config.get('scale')} |", f"| seed | {config.get('seed')} |",
+              f"| papers | {', '.join(config.get('papers', []))} |",
+              f"| cells | {sum(len(c) for c in cells_by_exp.values())} |", ""]
+    return "\n".join(lines)

@@ -1,0 +1,17 @@
+"""Rule claims: evaluate a paper's claims file against our results."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+from fedrepro.claims import evaluate_paper  # noqa: E402
+from fedrepro.results import provenance, write_parquet, write_text_atomic  # noqa: E402
+
+with logged(snakemake):
+    paper = snakemake.wildcards.paper
+    missing = {e: d for (p, e), d in snakemake.params.skipped.items() if p == paper}
+    table, markdown = evaluate_paper(paper, "results", skipped=missing)
+    print(markdown)
+    write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
+    write_text_atomic(snakemake.output.md, markdown)

@@ -1,0 +1,18 @@
+"""Rule fetch: verified raw files of one dataset (cache -> mirror -> canonical URL)."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+from fedrepro.data import fetch  # noqa: E402
+from fedrepro.results import write_text_atomic  # noqa: E402
+from fedrepro.workflow_support import split_key  # noqa: E402
+
+with logged(snakemake):
+    name, variant = split_key(snakemake.wildcards.dataset)
+    paths = fetch(name, snakemake.params.cache, snakemake.params.mirror, variant=variant)
+    for fname, path in paths.items():
+        print(f"verified {fname}: {path}")
+    write_text_atomic(snakemake.output[0], json.dumps({k: str(v) for k, v in paths.items()}, indent=1))

@@ -1,0 +1,23 @@
+"""Rules figure/table: render one figure or table of a paper from its experiments' results."""
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from fedrepro.workflow_support import figure_spec  # noqa: E402
+
+with logged(snakemake):
+    paper, fig = snakemake.wildcards.paper, snakemake.wildcards.fig
+    spec = figure_spec(paper, fig)
+    frames = {e: pd.read_parquet(f"results/{paper}/{e}.parquet") for e in spec.experiments}
+    summaries = {e: pd.read_parquet(f"results/{paper}/{e}.summary.parquet") for e in spec.experiments}
+    out = Path(snakemake.output[0]).with_suffix("")
+    spec.render(frames, summaries, out)
+    for path in snakemake.output:
+        if not Path(path).exists():
+            raise RuntimeError(f"{paper}/{fig}: the renderer did not write {path}")
+    print(f"wrote {', '.join(snakemake.output)}")

@@ -1,0 +1,16 @@
+"""Rule preprocess: raw files -> data/processed/<dataset>.npz (fedrepro.data.Dataset)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+from fedrepro.data import load_dataset  # noqa: E402
+from fedrepro.workflow_support import split_key  # noqa: E402
+
+with logged(snakemake):
+    name, variant = split_key(snakemake.wildcards.dataset)
+    ds = load_dataset(name, snakemake.params.cache, snakemake.params.mirror, variant=variant, download=False)
+    print(f"{name} ({variant or 'default'}): X {ds.X.shape} {'sparse' if ds.is_sparse else 'dense'}, "
+          f"y {ds.y.shape}, groups {sorted(ds.groups)}")
+    ds.save(snakemake.output[0])
