@@ -16,6 +16,7 @@ _BUILDERS = {
     "linreg": "fedrepro.problems.linear:build_linreg",
     "logreg": "fedrepro.problems.linear:build_logreg",
     "softmax": "fedrepro.problems.softmax:build_softmax",
+    "adult_logreg": "fedrepro.problems.adult:build_adult_logreg",
 }
 
 
