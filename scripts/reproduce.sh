@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Regenerate every figure, table and claims report (default: quick scale) with Snakemake.
+#   bash scripts/reproduce.sh                 # all papers, 2 parallel jobs
+#   bash scripts/reproduce.sh -j 8 fedepm     # extra arguments go to snakemake
+#   bash scripts/reproduce.sh --config scale=paper --profile workflow/profiles/slurm
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+export PATH="$PWD/.venv/bin:$PATH"
+jobs=()
+case " $* " in *" -j"*|*" --jobs"*|*" --cores"*|*" -c"*|*"--profile"*) ;; *) jobs=(-j "${FEDREPRO_JOBS:-2}") ;; esac
+snakemake "${jobs[@]}" --rerun-incomplete "$@"
+snakemake --report results/report.html "$@" >/dev/null 2>&1 || echo "[reproduce] note: the HTML report could not be built (see snakemake --report)" >&2
+echo "[reproduce] figures in figures/, results in results/, report in results/report.html" >&2

@@ -1,0 +1,95 @@
+import copy
+
+import pytest
+
+from fedrepro.config import validate_config, validate_experiment
+from fedrepro.experiments import ConfigError, all_cells, cell_id, column_name, expand, reference_cell
+
+BLOCK = {
+    "problem": {"name": "linreg_synthetic", "m": 10, "n": 5},
+    "algorithms": {"fedadmm": {"r0": 0.2}, "fedavg": {"step_c": [1.0, 0.5]}},
+    "grid": {"k0": [1, 5], "problem.m": [10, 20], "mechanism.epsilon": [0.1]},
+    "mechanism": {"name": "laplace_epm", "epsilon": 1.0},
+    "seeds": 2, "max_rounds": 7,
+    "stop": {"rule": "fedadmm30", "eps": 1e-3},
+    "stop_by_algorithm": {"fedavg": {"rule": "target", "reference": "fedadmm"}},
+    "scales": {"paper": {"seeds": 5, "grid": {"k0": [1, 5, 10]}}},
+}
+
+
+def test_expand_routes_grid_keys_and_counts_cells():
+    cells = expand("p", "e", BLOCK, "quick", base_seed=100)
+    adm = [c for c in cells if c["algorithm"] == "fedadmm"]
+    avg = [c for c in cells if c["algorithm"] == "fedavg"]
+    assert len(adm) == 2 * 2 * 1 * 2 and len(avg) == 2 * 2 * 1 * 2 * 2
+    c = avg[0]
+    assert c["problem"]["m"] in (10, 20) and c["problem"]["n"] == 5
+    assert c["mechanism"] == {"name": "laplace_epm", "epsilon": 0.1}
+    assert set(c["columns"]) == {"k0", "m", "epsilon", "step_c"}
+    assert c["params"]["step_c"] in (1.0, 0.5) and c["stop"]["rule"] == "target"
+    assert {c["seed"] for c in cells} == {100, 101}
+    assert len({c["cell"] for c in cells}) == len(cells)
+
+
+def test_scale_override_and_stable_ids():
+    quick = expand("p", "e", BLOCK, "quick")
+    paper = expand("p", "e", BLOCK, "paper")
+    assert len(paper) == len(quick) * 3 // 2 * 5 // 2
+    again = expand("p", "e", copy.deepcopy(BLOCK), "quick")
+    assert [c["cell"] for c in quick] == [c["cell"] for c in again]
+    # ids depend on content only: a changed setting changes the id
+    other = copy.deepcopy(BLOCK)
+    other["max_rounds"] = 8
+    assert not {c["cell"] for c in expand("p", "e", other, "quick")} & {c["cell"] for c in quick}
+    assert cell_id(quick[0]) == quick[0]["cell"]
+
+
+def test_reference_cell_matches_setting_and_seed():
+    cells = expand("p", "e", BLOCK, "quick")
+    for c in cells:
+        ref = reference_cell(c, cells)
+        if c["algorithm"] == "fedadmm":
+            assert ref is None
+        else:
+            assert ref["algorithm"] == "fedadmm" and ref["seed"] == c["seed"]
+            assert ref["k0"] == c["k0"] and ref["problem"] == c["problem"]
+    bad = copy.deepcopy(BLOCK)
+    del bad["algorithms"]["fedadmm"]
+    with pytest.raises(ConfigError, match="fedadmm"):
+        cs = expand("p", "e", bad, "quick")
+        reference_cell(cs[0], cs)
+
+
+def test_expand_errors_name_the_problem():
+    with pytest.raises(ConfigError, match="algorithms"):
+        expand("p", "e", {"problem": {"name": "x"}}, "quick")
+    with pytest.raises(ConfigError, match="unknown prefix 'optimizer'"):
+        expand("p", "e", {**BLOCK, "grid": {"optimizer.lr": [1]}}, "quick")
+    with pytest.raises(ConfigError, match="scale='huge'"):
+        expand("p", "e", BLOCK, "huge")
+    assert column_name("attack.name") == "attack" and column_name("problem.m") == "m"
+
+
+def test_config_validation_messages():
+    good = {"scale": "quick", "papers": ["fedepm"]}
+    assert validate_config(dict(good)) == good
+    with pytest.raises(ConfigError) as err:
+        validate_config({"scale": "huge", "papers": ["fedepm"]})
+    assert "scale" in str(err.value) and "'huge'" in str(err.value) and "quick, paper" in str(err.value)
+    with pytest.raises(ConfigError, match="unknown entry \\['colour'\\]"):
+        validate_config({**good, "colour": "red"})
+    with pytest.raises(ConfigError, match="papers.0.*'fedxyz'.*fedadmm_zhou"):
+        validate_config({"scale": "quick", "papers": ["fedxyz"]})
+    with pytest.raises(ConfigError, match="experiments.e1.rho"):
+        validate_config({**good, "experiments": {"e1": {**BLOCK, "rho": 2}}})
+    with pytest.raises(ConfigError, match="stop.rule"):
+        validate_experiment({**BLOCK, "stop": {"rule": "sometimes"}}, "experiment x")
+
+
+def test_all_cells_reads_user_experiments(tmp_path):
+    (tmp_path / "workflow" / "papers").mkdir(parents=True)
+    config = {"scale": "quick", "papers": [], "seed": 3, "experiments": {"mine": BLOCK}}
+    cells = all_cells(config, tmp_path)
+    assert list(cells) == [("custom", "mine")] and cells[("custom", "mine")][0]["seed"] == 3
+    with pytest.raises(ConfigError, match="paper_overrides.fedepm.nosuch"):
+        all_cells({"scale": "quick", "papers": ["fedepm"], "paper_overrides": {"fedepm": {"nosuch": {}}}}, tmp_path)
