@@ -57,8 +57,11 @@ class EPMCodeRules:
     stop1: s > 3 and var(F_{s-3..s}, ddof=1) < tol / (1 + F_s)
     stop2: s > 3 and F_s > max(F_{s-3..s-1}) and err_s > max(err_{s-3..s-1})  (code only)
     stop3: err_s < tol, err = ||mean_i grad f_i||^2
-    Here s counts evaluations from 1, ``objective`` is F and ``err`` a trace key.
-    ``literal=True`` gives the paper's rules (||sum grad||^2 < 1e-6 or the variance test, no stop2).
+    Here s counts evaluations from 1 (= aggregations: use eval_every = 1), ``objective`` is F
+    and ``err`` a trace key.
+    ``literal=True`` gives the paper's rules: ||sum_i grad f_i||^2 < 1e-6 (``grad_norm2`` with
+    weights 1) or var(F_{s-3..s}, ddof=1) <= tol / (1 + |F_s|), no stop2; the paper's tol is
+    1e-8 n (the ``_epm`` builder's default for ``variant: paper``), the code's 1e-9 n.
     """
 
     tol: float
@@ -136,9 +139,14 @@ def _gradient(spec, problem, reference):
 
 
 def _epm(spec, problem, reference):
+    """FedEPM rules (spec 001 Sec. 3.5): variant ``code`` (tol 1e-9 n, stop1-3) or ``paper``
+    (variance tol 1e-8 n, gradient ||sum grad||^2 < 1e-6, no stop2); ``tol_per_dim`` overrides."""
     n = problem.describe()["dim"]
-    return EPMCodeRules(tol=float(spec.get("tol_per_dim", 1e-9)) * n, literal=spec.get("variant", "code") == "paper",
-                        err_key=spec.get("err_key", "err"))
+    variant = spec.get("variant", "code")
+    if variant not in ("code", "paper"):
+        raise ValueError(f"stop.variant={variant!r} is not allowed for rule epm; choose 'code' or 'paper'")
+    per_dim = float(spec.get("tol_per_dim", 1e-9 if variant == "code" else 1e-8))
+    return EPMCodeRules(tol=per_dim * n, literal=variant == "paper", err_key=spec.get("err_key", "err"))
 
 
 STOP_RULES = {

@@ -1,0 +1,229 @@
+"""FedEPM / SFedAvg / SFedProx: client update = minimiser of (23), harness behaviour, variants,
+stop rules, and (if the Adult mirror files exist) agreement with the central optimum."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms.base import RunContext
+from fedrepro.privacy import build_mechanism
+from fedrepro.problems.base import FederatedProblem
+from fedrepro.simulation import sample_clients, simulate
+from fedrepro.stopping import EPMCodeRules, build_stop
+
+ADULT = Path("/work/shared/datasets/adult")
+
+
+class Quadratic(FederatedProblem):
+    """f_i(w) = a_i/2 ||w - c_i||^2 with a_i = u_i / d_i (curvature of a mean-type loss, so that
+    step (38) gamma_i = 2 d_i / sqrt(.) is stable), weights 1; counts gradient calls."""
+
+    name = "quadratic"
+
+    def __init__(self, m=8, dim=5, seed=0):
+        rng = np.random.default_rng(seed)
+        self.m, self.dim = m, dim
+        self.client_sizes = rng.integers(20, 200, m)
+        self.a = rng.uniform(0.5, 1.5, m) / self.client_sizes
+        self.C = rng.normal(size=(m, dim)) * 3
+        self.weights = np.ones(m)
+        self.local_grad_calls = 0
+
+    def client_losses(self, W, clients=None):
+        c = self._clients(clients, self.m)
+        D = np.asarray(W) - self.C[c]
+        return 0.5 * self.a[c] * np.einsum("ij,ij->i", D, D)
+
+    def client_grads(self, W, clients=None):
+        c = self._clients(clients, self.m)
+        self.local_grad_calls += np.ndim(W) == 2        # per-client points: only local steps use these
+        return self.a[c, None] * (np.asarray(W) - self.C[c])
+
+    def optimum(self):
+        return (self.a[:, None] * self.C).sum(0) / self.a.sum()
+
+
+def _run(alg, problem, k0=3, rho=0.5, seed=0, rounds=60, eps=1e3, stop=None, **params):
+    return simulate(problem, make_algorithm(alg, **params), k0=k0, rho=rho, max_rounds=rounds, seed=seed,
+                    stop=stop, mechanism=build_mechanism({"name": "laplace_epm", "epsilon": eps}))
+
+
+# ---- client update (eq. (20)) = argmin of the linearised sub-problem (23) ------------------------------
+@pytest.mark.parametrize("scaling", ["over_di", "paper"])
+@pytest.mark.parametrize("seed", range(4))
+def test_client_update_minimises_subproblem_23(scaling, seed):
+    rng = np.random.default_rng(seed)
+    P = Quadratic(m=6, dim=4, seed=seed)
+    alg = make_algorithm("fedepm", mu_scaling=scaling, eta=0.3, lam=0.2, mu0=rng.uniform(0.5, 3), c=0.1)
+    ctx = RunContext(k0=3, rho=1.0, seed=seed)
+    st = alg.init(P, ctx)
+    st.w = rng.normal(size=4)
+    st.W = rng.normal(size=(6, 4)) * 2
+    st.G = rng.normal(size=(6, 4))
+    S, r, t = np.array([1, 3, 4]), 2, 1
+    gap = st.W[S] - st.w
+    new = alg._update(st, P, S, r, t, gap)
+    k = r * ctx.k0 + t
+    for row, i in enumerate(S):
+        mu = alg.mu0 * (1 + alg.c * gap[row] @ gap[row]) * alg.alpha ** (k + 1)
+        mu = mu / P.client_sizes[i] if scaling == "over_di" else mu
+        for j in range(4):
+            # (23) per coordinate with v = w_i - w: g v + mu/2 (v - a)^2 + lam |v| + eta/2 v^2
+            g, a = st.G[i, j], gap[row, j]
+            h = lambda v: g * v + 0.5 * mu * (v - a) ** 2 + 0.2 * abs(v) + 0.15 * v * v
+            res = minimize_scalar(h, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12})
+            best = min([res.x, 0.0], key=h)
+            assert new[row, j] - st.w[j] == pytest.approx(best, abs=1e-6)
+
+
+def test_default_penalty_formula():
+    alg = make_algorithm("fedepm")
+    lam, eta = alg.penalty(50, 0.5)
+    assert eta == pytest.approx(1.2e-5) and lam == pytest.approx(0.6e-5)
+    assert alg.penalty(100, 0.5)[1] == pytest.approx(2e-5 * 0.6 * 1.5)       # code form 1.8e-5
+
+
+# ---- harness ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("alg", ["fedepm", "sfedavg", "sfedprox"])
+def test_runs_are_seeded_and_record_metrics(alg):
+    kw = {"eta": 0.05, "lam": 0.01} if alg == "fedepm" else {}
+    r1 = _run(alg, Quadratic(), **kw)
+    r2 = _run(alg, Quadratic(), **kw)
+    assert np.array_equal(r1.w, r2.w)
+    rec = r1.trace[-1]
+    for key in ("err", "objective_per_client", "snr", "snr_code"):
+        assert key in rec and np.isfinite(rec[key])
+    assert r1.trace[0]["objective_per_client"] == pytest.approx(r1.trace[0]["objective"] / 8)
+
+
+def test_fedepm_approaches_optimum_on_quadratic():
+    P = Quadratic(m=10, seed=3)
+    res = _run("fedepm", P, rho=1.0, rounds=300, eps=1e6, eta=0.5, lam=1e-4, mu_scaling="paper", mu0=1.0)
+    assert np.linalg.norm(res.w - P.optimum()) < 0.05 * np.linalg.norm(P.optimum())
+
+
+def test_fedepm_gradients_outside_local_time():
+    """G = grad f_i(w) is computed once per round by the server block, never in the local phase."""
+    P = Quadratic()
+    res = _run("fedepm", P, k0=5, rounds=10, eta=0.05, lam=0.01)
+    assert res.rounds == 10 and P.local_grad_calls == 0
+    P2 = Quadratic()
+    res2 = _run("sfedavg", P2, k0=5, rounds=10)
+    assert P2.local_grad_calls == res2.rounds * 4                     # k0 - 1 local gradients per round
+    P3 = Quadratic()
+    res3 = _run("sfedprox", P3, k0=5, rounds=10)
+    assert P3.local_grad_calls == res3.rounds * (3 * 5 - 1)           # ell k0 - 1
+
+
+def test_sfedavg_aggregation_sets():
+    P = Quadratic(m=10)
+    alg = make_algorithm("sfedavg")
+    ctx = RunContext(k0=2, rho=0.3, seed=5)
+    st = alg.init(P, ctx)
+    assert np.allclose(alg._server(st, P, 0), st.Z.mean(0))            # S^0 = [m]
+    st.fresh = np.array([2, 7])
+    assert np.allclose(alg._server(st, P, 3), st.Z[[2, 7]].mean(0))
+    new = make_algorithm("sfedavg", aggregate_over="new")
+    assert np.allclose(new._server(st, P, 3), st.Z[sample_clients(10, 0.3, 5, 3)].mean(0))
+
+
+def test_sfedavg_step_38():
+    P = Quadratic(m=4)
+    alg = make_algorithm("sfedavg")
+    st = alg.init(P, RunContext(k0=4, rho=1.0))
+    S = np.arange(4)
+    assert np.allclose(alg._gamma(st, S, 3, 0), 2 * P.client_sizes / np.sqrt(8 + 3))   # k = 12: ceil = 3
+    assert np.allclose(alg._gamma(st, S, 3, 1), 2 * P.client_sizes / np.sqrt(8 + 4))   # k = 13: ceil = 4
+
+
+def test_initial_uploads_code_noise():
+    P = Quadratic(m=5, dim=14)
+    st = make_algorithm("fedepm").init(P, RunContext(seed=1))
+    assert np.allclose(np.linalg.norm(st.Z, axis=1), 20 * np.sqrt(13))
+    assert np.allclose(st.Z.mean(axis=1), 0)
+
+
+def test_variants_validated():
+    with pytest.raises(ValueError, match="mu_scaling"):
+        make_algorithm("fedepm", mu_scaling="over_d")
+    with pytest.raises(ValueError, match="ens_sign"):
+        make_algorithm("fedepm", ens_sign="minus")
+    with pytest.raises(ValueError, match="aggregate_over"):
+        make_algorithm("sfedavg", aggregate_over="all")
+    with pytest.raises(ValueError, match="aggregate_over"):
+        make_algorithm("sfedprox", aggregate_over="all")
+    with pytest.raises(ValueError, match="ell"):
+        make_algorithm("sfedprox", ell=0)
+    with pytest.raises(ValueError, match="init_noise"):
+        make_algorithm("sfedprox", init_noise="gauss")
+    with pytest.raises(ValueError, match="mu_prox"):
+        make_algorithm("sfedavg", mu_prox=1e-5)          # baselines' parameters stay separate
+    assert set(make_algorithm("fedepm").variants()) == {"init_noise", "mu_scaling", "ens_sign"}
+
+
+# ---- stop rules (spec 001 Sec. 3.5) ------------------------------------------------------------------------
+def _trace(F, err, g2=None):
+    g2 = g2 or [1.0] * len(F)
+    return [{"round": i, "objective": f, "err": e, "grad_norm2": g} for i, (f, e, g) in enumerate(zip(F, err, g2))]
+
+
+def test_epm_code_rules():
+    P = Quadratic(dim=14)
+    rule = build_stop({"rule": "epm", "variant": "code"}, P)
+    assert rule.tol == pytest.approx(1.4e-8)
+    assert rule.check(_trace([30.0, 29.0, 28.0], [1, 1, 1e-9])) == "gradient"          # stop3 at any s
+    assert rule.check(_trace([30.0, 29.0, 28.0], [1, 1, 1])) is None                   # s <= 3
+    assert rule.check(_trace([28, 29, 28.5, 29.5], [1, 0.5, 0.6, 1.1])) == "increase"   # stop2
+    assert rule.check(_trace([28, 29, 28.5, 29.5], [1, 0.5, 0.6, 0.9])) is None         # err not above max
+    assert rule.check(_trace([28, 29.6, 28.5, 29.5], [1, 0.5, 0.6, 1.1])) is None       # F not above max
+    flat = [27.0, 27.0 + 1e-6, 27.0 - 1e-6, 27.0]
+    assert np.var(flat, ddof=1) < 1.4e-8 / 28
+    assert rule.check(_trace(flat, [1, 1, 1, 1])) == "variance"                        # stop1
+
+
+def test_epm_paper_rules():
+    P = Quadratic(dim=14)
+    rule = build_stop({"rule": "epm", "variant": "paper"}, P)
+    assert isinstance(rule, EPMCodeRules) and rule.literal and rule.tol == pytest.approx(1.4e-7)
+    assert rule.check(_trace([28, 29, 28.5, 29.5], [1, 0.5, 0.6, 1.1])) is None        # no stop2
+    assert rule.check(_trace([30, 29], [1, 1], [1, 5e-7])) == "gradient"               # ||sum grad||^2
+    F = [27.0, 27.0 + 5e-5, 27.0 - 5e-5, 27.0]          # var 1.7e-9: paper tol/28 = 5e-9, code tol/28 = 5e-10
+    assert rule.check(_trace(F, [1] * 4)) == "variance"
+    assert build_stop({"rule": "epm"}, P).check(_trace(F, [1] * 4)) is None
+    with pytest.raises(ValueError, match="variant"):
+        build_stop({"rule": "epm", "variant": "literal"}, P)
+
+
+# ---- Adult (mirror files) --------------------------------------------------------------------------------
+@pytest.mark.skipif(not (ADULT / "adult.mat").exists(), reason="Adult mirror files absent")
+def test_adult_fedepm_reaches_central_optimum(capsys):
+    from fedrepro.problems.adult import adult_problem, load_adult_mat
+
+    X, y = load_adult_mat(ADULT)
+    P = adult_problem(X, y, m=50, seed=0)
+    assert P.client_sizes.sum() == 45222 and P.client_sizes.min() > 0.01 * 45222 / 50
+    assert P.objective(np.zeros(14)) / 50 == pytest.approx(np.log(2))
+    w_star = P.solve_exact()
+    f_star = P.objective(w_star) / 50
+    res = simulate(P, make_algorithm("fedepm"), k0=12, rho=0.5, max_rounds=500, seed=0,
+                   stop=build_stop({"rule": "epm", "variant": "code"}, P),
+                   mechanism=build_mechanism({"name": "laplace_epm", "epsilon": 0.1}))
+    f_ours = res.final["objective_per_client"]
+    with capsys.disabled():
+        print(f"\nAdult m=50 seed 0: FedEPM f/m = {f_ours:.6f} after CR = {res.rounds} ({res.stop_reason}); "
+              f"central optimum f*/m = {f_star:.6f}; ||w*|| = {np.linalg.norm(w_star):.1f}")
+    assert res.status == "converged"
+    assert abs(f_ours - f_star) <= 0.01 * f_star
+    assert 0.52 < f_star < 0.58
+
+
+@pytest.mark.skipif(not (ADULT / "adult.mat").exists(), reason="Adult mirror files absent")
+def test_adult_normalisation_sanity_row():
+    from fedrepro.problems.adult import load_adult_mat
+    from fedrepro.problems.linear import _col_l2
+
+    X, _ = load_adult_mat(ADULT)
+    row0 = _col_l2(X)[0]
+    assert np.allclose(row0[:4], [0.002885, 0.003913, 0.004911, 0.000428], atol=2e-6)
