@@ -1,0 +1,24 @@
+"""Dataset layer: registry of raw files, verified fetching, and loaders to :class:`Dataset`.
+
+Typical use::
+
+    from fedrepro.data import load_dataset
+    ds = load_dataset("adult")                    # cache -> $FEDREPRO_DATA_MIRROR -> download
+    ds = load_dataset("usps", variant="h5")       # a specific raw form
+"""
+from __future__ import annotations
+
+from .dataset import Dataset
+from .fetch import ChecksumError, DatasetUnavailable, UnpinnedChecksumWarning, available, fetch, locate
+from .loaders import LOADERS, load
+from .registry import DATASETS, MIRROR_ENV, DatasetSpec, get_spec
+
+__all__ = ["Dataset", "fetch", "available", "locate", "load", "load_dataset", "DATASETS", "DatasetSpec",
+           "get_spec", "LOADERS", "ChecksumError", "DatasetUnavailable", "UnpinnedChecksumWarning", "MIRROR_ENV"]
+
+
+def load_dataset(name: str, cache_dir="data/raw", mirror=None, *, variant: str | None = None,
+                 download: bool | None = None, **options) -> Dataset:
+    """Fetch (verified) and load dataset ``name``; ``options`` go to the variant's loader."""
+    paths = fetch(name, cache_dir, mirror, variant=variant, download=download)
+    return load(name, paths, variant=variant, **options)
