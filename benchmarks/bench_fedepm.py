@@ -1,0 +1,108 @@
+"""FedEPM benchmarks (spec 001 Sec. 8).
+
+    python benchmarks/bench_fedepm.py                 # one FedEPM run (Adult, m=100, k0=12) + ENS (m=n=1000)
+    python benchmarks/bench_fedepm.py --quick-paper   # every fedepm experiment at scale=quick, 2 processes
+
+``--data`` is a folder with ``adult.npz`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
+(default: the read-only mirror). Run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+MIRROR = "/work/shared/datasets/adult"
+
+
+def bench_run(data_dir: str, m: int = 100, k0: int = 12, seed: int = 0) -> dict:
+    """Wall time and peak traced memory of one FedEPM run (problem build excluded from the time)."""
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.privacy import build_mechanism
+    from fedrepro.problems import build_problem
+    from fedrepro.simulation import simulate
+    from fedrepro.stopping import build_stop
+
+    t0 = time.perf_counter()
+    problem = build_problem({"name": "adult_logreg", "m": m}, seed, data_dir=data_dir)
+    build = time.perf_counter() - t0
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    res = simulate(problem, make_algorithm("fedepm"), k0=k0, rho=0.5, max_rounds=500, seed=seed,
+                   stop=build_stop({"rule": "epm", "variant": "code"}, problem),
+                   mechanism=build_mechanism({"name": "laplace_epm", "epsilon": 0.1}))
+    wall = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"m": m, "k0": k0, "problem_build_s": build, "run_wall_s": wall, "CR": res.rounds,
+            "stop": res.stop_reason, "f_over_m": res.final["objective_per_client"],
+            "LCT_s": res.local_time / max(res.rounds, 1), "peak_traced_MiB": peak / 2**20,
+            "process_maxrss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def bench_ens(m: int = 1000, n: int = 1000, repeats: int = 10) -> dict:
+    """Best-of-``repeats`` time of one ENS aggregation of an (m, n) upload matrix."""
+    from fedrepro.ens import ens
+
+    Z = np.random.default_rng(0).normal(size=(m, n)) * 20
+    ens(Z, 6e-6, 1.2e-5)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ens(Z, 6e-6, 1.2e-5)
+        times.append(time.perf_counter() - t0)
+    return {"m": m, "n": n, "best_ms": 1e3 * min(times), "median_ms": 1e3 * float(np.median(times)),
+            "target_ms": 50.0}
+
+
+def _run_one(args):
+    from fedrepro.runner import run_cell
+
+    cell, data_dir = args
+    t0 = time.process_time()
+    df = run_cell(cell, data_dir=data_dir)
+    return cell["experiment"], cell["algorithm"], time.process_time() - t0, int(df["rounds"].iloc[-1])
+
+
+def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2) -> dict:
+    """Run every fedepm experiment at ``scale`` the way the workflow will (one cell per job)."""
+    import multiprocessing as mp
+
+    import yaml
+
+    from fedrepro.experiments import expand
+
+    root = Path(__file__).resolve().parents[1]
+    blocks = yaml.safe_load(open(root / "workflow" / "papers" / "fedepm.yaml"))["experiments"]
+    cells = [c for e, b in blocks.items() for c in expand("fedepm", e, b, scale)]
+    t0 = time.perf_counter()
+    with mp.get_context("fork").Pool(processes) as pool:
+        out = pool.map(_run_one, [(c, data_dir) for c in cells], chunksize=1)
+    wall = time.perf_counter() - t0
+    cpu = {}
+    for exp, alg, t, _ in out:
+        cpu[(exp, alg)] = cpu.get((exp, alg), 0.0) + t
+    return {"cells": len(cells), "wall_s": wall, "cpu_s": sum(t for _, _, t, _ in out),
+            "cpu_by_experiment_algorithm": {f"{e}/{a}": round(v, 1) for (e, a), v in sorted(cpu.items())}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=os.environ.get("FEDEPM_DATA", MIRROR))
+    ap.add_argument("--quick-paper", action="store_true")
+    ap.add_argument("--scale", default="quick")
+    args = ap.parse_args()
+    if args.quick_paper:
+        print(quick_paper(args.data, args.scale))
+        return
+    print("ENS:", bench_ens())
+    print("FedEPM run:", bench_run(args.data))
+
+
+if __name__ == "__main__":
+    main()
