@@ -39,10 +39,23 @@ def _explain(error) -> str:
     return f"key '{where}' has value {value!r}: {error.message}"
 
 
+BOOLEAN_KEYS = ("strict",)
+
+
+def coerce_command_line(config: dict) -> dict:
+    """``snakemake --config strict=true`` passes the string 'true': make it a boolean."""
+    for key in BOOLEAN_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+            config[key] = value.strip().lower() in ("true", "yes", "1")
+    return config
+
+
 def validate_config(config: dict, source: str = "config.yaml") -> dict:
     """Validate ``config`` against the schema; raise :class:`ConfigError` naming every problem."""
     import jsonschema
 
+    coerce_command_line(config)
     schema = load_schema()
     validator = jsonschema.Draft7Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
