@@ -63,14 +63,15 @@ def bench_ens(m: int = 1000, n: int = 1000, repeats: int = 10) -> dict:
 def _run_one(args):
     from fedrepro.runner import run_cell
 
-    cell, data_dir = args
+    cell, data_dir, keep = args
     t0 = time.process_time()
     df = run_cell(cell, data_dir=data_dir)
-    return cell["experiment"], cell["algorithm"], time.process_time() - t0, int(df["rounds"].iloc[-1])
+    return cell["experiment"], cell["algorithm"], time.process_time() - t0, (df if keep else None)
 
 
-def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2) -> dict:
-    """Run every fedepm experiment at ``scale`` the way the workflow will (one cell per job)."""
+def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2, out: str | None = None) -> dict:
+    """Run every fedepm experiment at ``scale`` the way the workflow will (one cell per job);
+    with ``out``, write ``<out>/<exp>.parquet`` and ``<out>/<exp>.summary.parquet``."""
     import multiprocessing as mp
 
     import yaml
@@ -82,12 +83,22 @@ def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2) -> dict
     cells = [c for e, b in blocks.items() for c in expand("fedepm", e, b, scale)]
     t0 = time.perf_counter()
     with mp.get_context("fork").Pool(processes) as pool:
-        out = pool.map(_run_one, [(c, data_dir) for c in cells], chunksize=1)
+        res = pool.map(_run_one, [(c, data_dir, out is not None) for c in cells], chunksize=1)
     wall = time.perf_counter() - t0
     cpu = {}
-    for exp, alg, t, _ in out:
+    for exp, alg, t, _ in res:
         cpu[(exp, alg)] = cpu.get((exp, alg), 0.0) + t
-    return {"cells": len(cells), "wall_s": wall, "cpu_s": sum(t for _, _, t, _ in out),
+    if out is not None:
+        import pandas as pd
+
+        from fedrepro.results import summarize
+
+        Path(out).mkdir(parents=True, exist_ok=True)
+        for exp in blocks:
+            df = pd.concat([d for e, _, _, d in res if e == exp], ignore_index=True, sort=False)
+            df.to_parquet(Path(out) / f"{exp}.parquet")
+            summarize(df).to_parquet(Path(out) / f"{exp}.summary.parquet")
+    return {"cells": len(cells), "wall_s": wall, "cpu_s": sum(t for _, _, t, _ in res),
             "cpu_by_experiment_algorithm": {f"{e}/{a}": round(v, 1) for (e, a), v in sorted(cpu.items())}}
 
 
@@ -96,9 +107,10 @@ def main():
     ap.add_argument("--data", default=os.environ.get("FEDEPM_DATA", MIRROR))
     ap.add_argument("--quick-paper", action="store_true")
     ap.add_argument("--scale", default="quick")
+    ap.add_argument("--out", default=None, help="with --quick-paper: folder for the results frames")
     args = ap.parse_args()
     if args.quick_paper:
-        print(quick_paper(args.data, args.scale))
+        print(quick_paper(args.data, args.scale, out=args.out))
         return
     print("ENS:", bench_ens())
     print("FedEPM run:", bench_run(args.data))
