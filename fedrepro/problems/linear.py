@@ -37,6 +37,7 @@ LOSSES = ("squared", "logistic")
 REG_SCALINGS = ("mean", "per_sample")
 LIPSCHITZ_RULES = ("exact", "code")
 _CHUNK_BYTES = 4 << 20          # per-chunk working set (data of a chunk stays in cache for its 2nd use)
+_LOOP_BYTES = 256 << 10        # per-client block size above which scattered clients are looped
 _BUCKET_RATIO = 1.25            # max padded size / min size inside a bucket
 
 
@@ -252,6 +253,16 @@ class LinearModelProblem(FederatedProblem):
             self._sparse_per_client(W, c, losses, grads)
         else:
             for bk, pos, idx in self._dense.chunks(c):
+                if pos[-1] - pos[0] != len(pos) - 1 and bk.D * self.dim * 8 >= _LOOP_BYTES:
+                    # scattered large clients: per-client views beat gathering a copy (measured 2x)
+                    for p, i in zip(pos, idx):
+                        Xi, di = bk.X[p, :bk.sizes[p]], bk.sizes[p]
+                        val, s = self._loss_deriv(Xi @ (W if shared else W[i]), bk.y[p, :di], need_loss)
+                        if need_loss:
+                            losses[i] = val.sum() / di
+                        if need_grad:
+                            grads[i] = (s / di) @ Xi
+                    continue
                 Xc = _take(bk.X, pos)
                 g, D, n = Xc.shape
                 if shared:
