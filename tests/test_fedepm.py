@@ -266,6 +266,8 @@ def test_figures_and_claims_render(tmp_path):
 
     frames, summaries = _fake_results(np.random.default_rng(0))
     for key, spec in {**FIGURES, **TABLES}.items():
+        if not set(spec.experiments) <= set(frames):
+            continue
         spec.render({e: frames[e] for e in spec.experiments}, {e: summaries[e] for e in spec.experiments},
                     tmp_path / key)
     for key in FIGURES:
@@ -276,7 +278,8 @@ def test_figures_and_claims_render(tmp_path):
     assert tab.loc[(tab.m == 50) & (tab.k0 == 4), "fedepm_paper"].item() == 0.0011
     claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/fedepm.claims.yaml"))["claims"]
     table = evaluate(claims, CHECKS, frames, summaries, "fedepm")
-    assert not (table["verdict"] == "n/a").any()
+    assert set(table.loc[table["verdict"] == "n/a", "claim"]) <= {"variant_mu_paper_stalls", "variant_aggregate_new_more_cr",
+                                                             "variant_paper_stop_caps_baselines"}
     verdict = dict(zip(table["claim"], table["verdict"]))
     for cid in ("fig3_fewest_cr", "table1_order", "fig5_snr_grows_with_epsilon", "fig5_fedepm_smallest_snr",
                 "fig4_fedepm_best", "fig3_cr_falls_with_k0"):
@@ -284,3 +287,25 @@ def test_figures_and_claims_render(tmp_path):
     assert verdict["fig3_no_capped_runs"] == "fails"             # the fake SFedAvg trial 0 hit the cap
     empty = evaluate(claims, CHECKS, {}, {}, "fedepm")
     assert (empty["verdict"] == "n/a").all()
+
+
+@pytest.mark.skipif(not (ADULT / "adult.mat").exists(), reason="Adult mirror files absent")
+def test_adult_builder_reads_processed_npz(tmp_path):
+    from fedrepro.data.dataset import Dataset
+    from fedrepro.problems import build_problem
+    from fedrepro.problems.adult import load_adult_mat
+
+    X, y = load_adult_mat(ADULT)
+    Dataset("adult", X, y.astype(np.int64)).save(tmp_path / "adult.npz")
+    P = build_problem({"name": "adult_logreg", "m": 100}, 7, data_dir=tmp_path)
+    Q = build_problem({"name": "adult_logreg", "m": 100}, 7, data_dir=ADULT)
+    assert P.m == 100 and np.array_equal(P.client_sizes, Q.client_sizes)
+    assert P.client_sizes.min() > 0.01 * 45222 / 100
+    w = np.linspace(-50, 50, 14)
+    assert np.allclose(P.client_losses(w), Q.client_losses(w))
+    R = build_problem({"name": "adult_logreg", "m": 100}, 8, data_dir=tmp_path)
+    assert not np.array_equal(P.client_sizes, R.client_sizes)          # a new partition per trial seed
+    with pytest.raises(ValueError, match="unknown key"):
+        build_problem({"name": "adult_logreg", "m": 50, "k": 3}, 0, data_dir=tmp_path)
+    with pytest.raises(ValueError, match="reg_scaling"):
+        build_problem({"name": "adult_logreg", "reg_scaling": "x"}, 0, data_dir=tmp_path)

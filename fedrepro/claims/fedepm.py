@@ -263,6 +263,43 @@ def fedepm_snr_eps01(frames, summaries):
     return float(med["fedepm"][np.isclose(med.index, 0.1)].iloc[0])
 
 
+# ---- variants (fidelity checks of spec 7-A4 / 7-A9 / 7-A13) ---------------------------------------
+def _variant_runs(summaries, exp, alg, **settings):
+    t = _table(summaries, exp)
+    if t is None:
+        return None
+    t = t[t["algorithm"] == alg]
+    for k, v in settings.items():
+        if k not in t:
+            return None
+        t = t[t[k] == v]
+    return t if len(t) else None
+
+
+def mu_paper_final_objective(frames, summaries):
+    """Median final f/m of FedEPM with the paper-literal mu scaling (corrected ENS)."""
+    t = _variant_runs(summaries, "variants", "fedepm", mu_scaling="paper", ens_sign="corrected")
+    return None if t is None else float(t["f_over_m"].median())
+
+
+def aggregate_new_cr_ratio(frames, summaries):
+    """Median CR of SFedAvg with literal eq. (34) (``new``) over the default (``previous``)."""
+    new = _variant_runs(summaries, "variants", "sfedavg", aggregate_over="new")
+    prev = _variant_runs(summaries, "variants", "sfedavg", aggregate_over="previous")
+    if new is None or prev is None:
+        return None
+    return float(new["CR"].median() / prev["CR"].median())
+
+
+def paper_stop_baselines_capped(frames, summaries):
+    """Fraction of baseline runs that hit the 500-round cap under the paper's stopping rules."""
+    t = _table(summaries, "stop_paper")
+    if t is None:
+        return None
+    t = t[t["algorithm"].isin(BASELINES)]
+    return float(t["capped"].mean()) if len(t) else None
+
+
 CHECKS = {f.__name__: f for f in [
     fewest_cr_every_k0, fewest_cr_trial0, lowest_tct_every_k0, cr_falls_with_k0, cr_monotone_in_k0_fraction,
     fedepm_tct_falls_with_k0, sfedprox_fewer_cr_than_sfedavg, final_objective_spread,
@@ -272,5 +309,5 @@ CHECKS = {f.__name__: f for f in [
     baseline_lct_growth_k20_over_k4_m50,
     fedepm_cr_falls_with_rho, baselines_tct_rises_with_rho, fedepm_lowest_median_cr_tct_rho,
     snr_increases_with_epsilon, fedepm_smallest_snr, fedepm_best_cr_tct_epsilon, cr_spread_over_epsilon,
-    fedepm_snr_eps01,
+    fedepm_snr_eps01, mu_paper_final_objective, aggregate_new_cr_ratio, paper_stop_baselines_capped,
 ]}

@@ -185,12 +185,9 @@ def _boxes(t, by, metrics, title, out):
             ta = t[t["algorithm"] == alg]
             data = [ta[ta[by] == x][key].dropna().to_numpy() for x in xs]
             ax.boxplot(data, whis=1.5, flierprops={"marker": "x", "markersize": 4})
-            ax.set_xticks(range(1, len(xs) + 1), [f"{x:g}" for x in xs])
-            top = max((d.max() for d in data if len(d)), default=1.0)
-            for i, x in enumerate(xs):
-                c = int(ta[ta[by] == x]["capped"].sum())
-                if c:
-                    ax.annotate(f"cap x{c}", (i + 1, top), fontsize=7, ha="center", color="k")
+            caps = [int(ta[ta[by] == x]["capped"].sum()) for x in xs]
+            ax.set_xticks(range(1, len(xs) + 1),
+                          [f"{x:g}" + (f"\n({c} at cap)" if c else "") for x, c in zip(xs, caps)])
             ax.set_title(f"{LABEL[alg]}: {name}", fontsize=9)
             ax.set_xlabel({"rho": "rho", "epsilon": "epsilon"}[by])
             ax.set_ylabel(name)
@@ -212,6 +209,53 @@ def render_fig5(frames, summaries, out):
            "FedEPM Fig. 5: effect of epsilon, (rho, k0, m) = (0.5, 12, 50)", out)
 
 
+# ---- variants table (paper vs code choices, spec 7-A1/A4/A9/A13) ------------------------------------
+VARIANT_KEYS = ("mu_scaling", "ens_sign", "aggregate_over")
+
+
+def variants_frame(summaries) -> pd.DataFrame:
+    """Median CR / final f/m / SNR / TCT and status counts per (algorithm, variant setting)."""
+    parts = []
+    for exp, stop in (("variants", "code"), ("stop_paper", "paper")):
+        if exp not in summaries or summaries[exp].empty:
+            continue
+        t = run_table(summaries[exp])
+        keys = [k for k in VARIANT_KEYS if k in t]
+        t["setting"] = [", ".join([f"{k}={getattr(r, k)}" for k in keys if isinstance(getattr(r, k), str)]
+                                  + [f"stop={stop}"]) for r in t.itertuples()]
+        parts.append(t)
+    if not parts:
+        return pd.DataFrame()
+    t = pd.concat(parts, ignore_index=True, sort=False)
+    g = t.groupby(["algorithm", "setting"], sort=True)
+    out = pd.DataFrame({
+        "runs": g.size(), "median CR": g["CR"].median(), "at cap": g["capped"].sum().astype(int),
+        "diverged": g["status"].apply(lambda x: int((x == "diverged").sum())),
+        "median final f/m": g["f_over_m"].median(), "median SNR": g["SNR"].median(),
+        "median TCT (s)": g["TCT"].median()}).reset_index()
+    out["algorithm"] = out["algorithm"].map(LABEL).fillna(out["algorithm"])
+    return out
+
+
+def render_variants(frames, summaries, out):
+    tab = variants_frame(summaries)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tab.to_csv(out.with_suffix(".csv"), index=False)
+    head = ("FedEPM variants at (m, k0, rho, eps) = (50, 12, 0.5, 0.1): paper-literal vs authors'-code choices "
+            "(defaults: mu_scaling=over_di, ens_sign=corrected, aggregate_over=previous, stop=code).")
+    cols = list(tab.columns)
+    fmt = lambda v: (f"{v:.4f}" if isinstance(v, float) else str(v))
+    md = [head, "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    md += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in tab.itertuples(index=False)]
+    out.with_suffix(".md").write_text("\n".join(md) + "\n")
+    tex = ["% " + head, "\\begin{tabular}{ll" + "r" * (len(cols) - 2) + "}", "\\hline",
+           " & ".join(cols).replace("_", "\\_") + " \\\\", "\\hline"]
+    tex += [" & ".join(fmt(v) for v in r).replace("_", "\\_") + " \\\\" for r in tab.itertuples(index=False)]
+    tex += ["\\hline", "\\end{tabular}"]
+    out.with_suffix(".tex").write_text("\n".join(tex) + "\n")
+
+
 FIGURES = {
     "fig2": FigureSpec(experiments=["fig3"], render=render_fig2),
     "fig3": FigureSpec(experiments=["fig3"], render=render_fig3),
@@ -221,4 +265,5 @@ FIGURES = {
 
 TABLES = {
     "table1": FigureSpec(experiments=["fig3"], render=render_table1, kind="table"),
+    "variants": FigureSpec(experiments=["variants", "stop_paper"], render=render_variants, kind="table"),
 }
