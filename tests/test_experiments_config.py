@@ -93,3 +93,19 @@ def test_all_cells_reads_user_experiments(tmp_path):
     assert list(cells) == [("custom", "mine")] and cells[("custom", "mine")][0]["seed"] == 3
     with pytest.raises(ConfigError, match="paper_overrides.fedepm.nosuch"):
         all_cells({"scale": "quick", "papers": ["fedepm"], "paper_overrides": {"fedepm": {"nosuch": {}}}}, tmp_path)
+
+
+def test_batches_group_same_algorithm_and_keep_references_apart():
+    from fedrepro.experiments import batches
+
+    cells = expand("p", "e", BLOCK, "quick")
+    single = batches(cells, 1)
+    assert list(single) == [c["cell"] for c in cells]
+    grouped = batches(cells, 3)
+    assert sorted(c["cell"] for cs in grouped.values() for c in cs) == sorted(c["cell"] for c in cells)
+    for key, cs in grouped.items():
+        assert len(cs) <= 3 and len({c["algorithm"] for c in cs}) == 1
+        ids = {c["cell"] for c in cs}
+        assert all(reference_cell(c, cells) is None or reference_cell(c, cells)["cell"] not in ids for c in cs)
+    with pytest.raises(ConfigError, match="cells_per_job"):
+        batches(cells, 0)

@@ -3,7 +3,7 @@
 
 rule aggregate:
     input:
-        lambda wc: [cell_path(c) for c in cells_of(wc.paper, wc.experiment)],
+        lambda wc: batch_paths(wc.paper, wc.experiment),
     output:
         trace="results/{paper}/{experiment}.parquet",
         summary="results/{paper}/{experiment}.summary.parquet",

@@ -8,7 +8,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.config import validate_config, validate_experiment
-from fedrepro.experiments import all_cells, config_hash, load_experiments, reference_cell
+from fedrepro.experiments import all_cells, batches, config_hash, load_experiments, reference_cell
 from fedrepro import workflow_support as ws
 
 validate_config(config)          # clear messages naming key, value and what is allowed
@@ -21,18 +21,35 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)
 CELLS = all_cells(config, workflow.basedir)
-CELL_BY_ID = {c["cell"]: c for cells in CELLS.values() for c in cells}
+CELLS_PER_JOB = int(config.get("cells_per_job", {}).get(config["scale"], 1))
+BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
+BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
+BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
 DATA = ws.DataPlan(config)
 SKIPPED = ws.skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
 OUTPUTS = ws.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
 
 
-def cell_path(cell):
-    return f"results/cells/{cell['paper']}/{cell['experiment']}/{cell['cell']}.parquet"
+def batch_path(paper, experiment, batch):
+    return f"results/cells/{paper}/{experiment}/{batch}.parquet"
+
+
+def batch_paths(paper, experiment):
+    return [batch_path(paper, experiment, b) for b in BATCHES[(paper, experiment)]]
 
 
 def cells_of(paper, experiment):
     return CELLS[(paper, experiment)]
+
+
+def references(paper, experiment, batch):
+    """{cell id: (reference cell id, file holding it)} for the batch's target-stop cells."""
+    out = {}
+    for cell in BATCH_CELLS[batch]:
+        ref = reference_cell(cell, cells_of(paper, experiment))
+        if ref is not None:
+            out[cell["cell"]] = (ref["cell"], batch_path(paper, experiment, BATCH_OF[ref["cell"]]))
+    return out
 
 
 def all_targets():

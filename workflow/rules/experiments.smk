@@ -1,34 +1,32 @@
-# One job per sweep cell (algorithm x problem x partition x parameters x seed), one Parquet
-# file per cell, written atomically. Baselines that stop at a reference run's objective
-# (Zhou & Li) depend on that run's cell.
+# Sweep cells (algorithm x problem x partition x parameters x seed). By default one cell is
+# one job writing one Parquet file atomically; `cells_per_job` in config.yaml lets a job run
+# several cells of the same algorithm in a row (quick scale: saves process start-up).
+# Baselines that stop at a reference run's objective (Zhou & Li) depend on that run's file.
 
 
-def cell_inputs(wc):
-    cell = CELL_BY_ID[wc.cell]
-    inputs = [f"data/processed/{d}.npz" for d in cell["datasets"]]
-    ref = reference_cell(cell, cells_of(cell["paper"], cell["experiment"]))
-    if ref is not None:
-        inputs.append(cell_path(ref))
+def batch_inputs(wc):
+    cells = BATCH_CELLS[wc.batch]
+    inputs = sorted({f"data/processed/{d}.npz" for c in cells for d in c["datasets"]})
+    inputs += sorted({path for _, path in references(wc.paper, wc.experiment, wc.batch).values()})
     return inputs
 
 
-rule run_cell:
+rule run_cells:
     input:
-        cell_inputs,
+        batch_inputs,
     output:
-        "results/cells/{paper}/{experiment}/{cell}.parquet",
+        "results/cells/{paper}/{experiment}/{batch}.parquet",
     log:
-        "logs/cells/{paper}/{experiment}/{cell}.log",
+        "logs/cells/{paper}/{experiment}/{batch}.log",
     params:
-        cell=lambda wc: CELL_BY_ID[wc.cell],
-        reference=lambda wc: (lambda r: cell_path(r) if r else None)(
-            reference_cell(CELL_BY_ID[wc.cell], cells_of(wc.paper, wc.experiment))),
+        cells=lambda wc: BATCH_CELLS[wc.batch],
+        references=lambda wc: references(wc.paper, wc.experiment, wc.batch),
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
         progress_seconds=config.get("progress_seconds", 10),
     threads: 1
     resources:
-        mem_mb=lambda wc: ws.cell_memory_mb(CELL_BY_ID[wc.cell]),
-        runtime=lambda wc: ws.cell_runtime_min(CELL_BY_ID[wc.cell], SCALE),
+        mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in BATCH_CELLS[wc.batch]),
+        runtime=lambda wc: ws.cell_runtime_min(BATCH_CELLS[wc.batch][0], SCALE) * len(BATCH_CELLS[wc.batch]),
     script:
-        "../scripts/run_cell.py"
+        "../scripts/run_cells.py"

@@ -1,0 +1,35 @@
+"""Rule run_cells: run the job's cells (one by default) -> one Parquet file, written atomically."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from fedrepro.results import provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.runner import progress_printer, run_cell  # noqa: E402
+
+with logged(snakemake) as log:
+    frames = []
+    for cell in snakemake.params.cells:
+        reference = None
+        if cell["cell"] in snakemake.params.references:
+            ref_id, ref_path = snakemake.params.references[cell["cell"]]
+            ref = summarize(pd.read_parquet(ref_path, filters=[("cell", "==", ref_id)]))
+            if ref.empty:
+                raise RuntimeError(f"reference cell {ref_id} is not in {ref_path}; rerun with --rerun-incomplete")
+            reference = ref.iloc[0].to_dict()
+            print(f"reference run {reference['algorithm']}: final objective {reference['objective']:.10g}")
+        print(f"cell {cell['cell']}: {cell['paper']}/{cell['experiment']} {cell['algorithm']} "
+              f"params={cell['params']} columns={cell['columns']} seed={cell['seed']}", flush=True)
+        df = run_cell(cell, snakemake.params.processed, reference,
+                      progress=progress_printer(log, snakemake.params.progress_seconds))
+        last = df.iloc[-1]
+        print(f"done: status={last['status']} reason={last['stop_reason']} rounds={last['rounds']} "
+              f"objective={last['objective']:.10g} wall={last['run_wall_time']:.2f}s", flush=True)
+        frames.append(df)
+    cells = [c["cell"] for c in snakemake.params.cells]
+    out = pd.concat(frames, ignore_index=True, sort=False)
+    write_parquet(out, snakemake.output[0], provenance(snakemake.params.config_hash, cells=cells,
+                                                       settings=snakemake.params.cells))
