@@ -15,8 +15,10 @@ n = N+1..Q convention, spec A2). The problem is told who is faulty
   ``faulty_upload(state, problem, clients, models)`` says a worker with that model
   sends (FRPG: the Huber penalty gradient; RSA/Krum/GeoMed: the model; SGD: c xi as
   its gradient). ``models`` has shape (slots_per_upload, n_faulty, d).
-* ``none`` -- no corruption; with ``silent: true`` (default) the listed faulty
-  workers send nothing the server uses (ideal problem (4) over the N reliable workers).
+* ``silent`` -- no corruption, but the faulty workers (default the last B = 4) send
+  nothing the server uses: the ideal problem (4) over the N reliable workers, the
+  "no attack" reference of the acceptance check.
+* ``none`` -- no faulty workers at all (B = 0; the runner skips it entirely).
 """
 from __future__ import annotations
 
@@ -87,18 +89,21 @@ class Gaussian(_Attack):
         return out
 
 
+class Silent(_Attack):
+    """The faulty workers stay silent: the server ignores their uploads."""
+
+    name = "silent"
+    silent = True
+
+
 class NoAttack(_Attack):
-    """No corruption. ``silent`` (default true): the faulty workers' uploads are ignored."""
+    """No faulty workers (B = 0 unless ids are given; listed ids are only excluded from metrics)."""
 
     name = "none"
     default_B = 0
 
-    def __init__(self, spec=None):
-        super().__init__(spec)
-        self.silent = bool(self.spec.get("silent", True))
 
-
-ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "none": NoAttack}
+ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "silent": Silent, "none": NoAttack}
 
 
 def build_attack(spec: dict | None):

@@ -122,20 +122,20 @@ class SoftmaxProblem(FederatedProblem):
     def sample_minibatch(self, rng: np.random.Generator, clients: np.ndarray, b: int | None = None) -> np.ndarray:
         """b local indices per client, uniformly without replacement, all clients at once.
 
-        Returns (len(clients), b) indices into X. Rows with a repeated index are
-        redrawn (same stream) until distinct."""
+        Returns (len(clients), b) indices into X. A row with a repeated index is
+        redrawn (same stream) as the b smallest of uniform keys over its local set."""
         b = self.batch if b is None else int(b)
         clients = np.asarray(clients)
         sizes = self.client_sizes[clients]
         if np.any(sizes < b):
             raise ValueError(f"softmax: minibatch b={b} exceeds a worker's local size {sizes.min()}")
         pos = (rng.random((clients.size, b)) * sizes[:, None]).astype(np.int64)
-        while True:
-            s = np.sort(pos, axis=1)
-            bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
-            if bad.size == 0:
-                break
-            pos[bad] = (rng.random((bad.size, b)) * sizes[bad, None]).astype(np.int64)
+        s = np.sort(pos, axis=1)
+        bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+        if bad.size:        # redraw those rows exactly without replacement: b smallest random keys
+            keys = rng.random((bad.size, self._table.shape[1]))
+            keys[np.arange(self._table.shape[1])[None, :] >= sizes[bad, None]] = np.inf
+            pos[bad] = np.argpartition(keys, b - 1, axis=1)[:, :b] if b < keys.shape[1] else np.argsort(keys, axis=1)[:, :b]
         return self._table[clients[:, None], pos]
 
     def minibatch_grads(self, W: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -146,9 +146,9 @@ class SoftmaxProblem(FederatedProblem):
         n, b = idx.shape
         Xb = self.X[idx]                                   # (n, b, p)
         Wm = W.reshape(n, self.C, self.p)
-        P = _softmax_rows(np.einsum("nbp,ncp->nbc", Xb, Wm))
+        P = _softmax_rows(np.matmul(Xb, Wm.transpose(0, 2, 1)))          # (n, b, C) logits -> probs
         P[np.arange(n)[:, None], np.arange(b)[None, :], self.train_labels[idx]] -= 1.0
-        G = np.einsum("nbc,nbp->ncp", P, Xb) / b
+        G = np.matmul(P.transpose(0, 2, 1), Xb) / b                       # (n, C, p)
         return G.reshape(n, self.dim) + self.delta * W
 
     # ---- full local objectives -----------------------------------------------
@@ -278,7 +278,7 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     rule = spec.get("partition", "pair_digit")
     params = dict(spec.get("partition_params", {}))
     parts = partition(rule, labels=ytr, seed=seed, m=Q, **params)
-    L = spec.get("L", PAPER_LIPSCHITZ.get(name))
+    L = spec.get("L", PAPER_LIPSCHITZ.get(name.split("-")[0]))     # "usps-h5" -> usps
     return SoftmaxProblem(Xtr, ytr, parts, Xte, yte, delta=float(spec.get("delta", 0.003)),
                           n_classes=int(spec.get("n_classes", 10)), batch=int(spec.get("batch", 15)),
                           L=L, eval_fraction=float(spec.get("eval_fraction", 1.0)), seed=seed,

@@ -1,0 +1,258 @@
+"""FRPG paper (spec 004): Huber prox, softmax problem, FRPG/LFRPG/RSA/baselines."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from fedrepro.algorithms import RunContext, make_algorithm
+from fedrepro.attacks import build_attack
+from fedrepro.data.dataset import Dataset
+from fedrepro.huber import huber, huber_grad, huber_prox, project_ball, worker_prox_step
+from fedrepro.problems.softmax import SoftmaxProblem, build_softmax
+from fedrepro.simulation import simulate
+
+MU = 1e-3
+
+
+def _toy_dataset(n=1200, p=6, C=10, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, n)
+    X = np.abs(3 * rng.normal(size=(C, p))[y] + rng.normal(size=(n, p))) / 6
+    split = np.where(np.arange(n) < int(0.8 * n), "train", "test")
+    return Dataset("toy", X, y, split)
+
+
+def _toy_problem(**spec):
+    base = {"name": "softmax", "dataset": "toy", "L": 4.3, "batch": 5}      # L = max_i ||x_i||^2
+    base.update(spec)
+    return build_softmax(base, 0, dataset=_toy_dataset())
+
+
+# ---- Huber prox (D2) --------------------------------------------------------------
+@pytest.mark.parametrize("scale", [1e-4, 5e-4, 2e-3, 1e-2, 1.0])
+def test_huber_prox_matches_numerical_minimisation(scale):
+    rng = np.random.default_rng(int(scale * 1e4))
+    for _ in range(5):
+        r = rng.normal(size=3) * scale
+        t = rng.uniform(1e-4, 3e-3)
+        obj = lambda z: t * huber(z[None], MU)[0] + 0.5 * np.sum((z - r) ** 2)
+        z = huber_prox(r[None], t, MU)[0]
+        num = minimize(obj, r * 0.5, method="Nelder-Mead",
+                       options={"xatol": 1e-13, "fatol": 1e-16, "maxiter": 20000}).x
+        assert obj(z) <= obj(num) + 1e-14
+        # KKT: t grad p(z) + z - r = 0
+        np.testing.assert_allclose(t * huber_grad(z[None], MU)[0] + z - r, 0, atol=1e-14)
+
+
+def test_huber_prox_boundary_and_branches():
+    t = 2e-3
+    r = np.array([[MU + t, 0.0]])                       # exactly on the threshold: both branches agree
+    np.testing.assert_allclose(huber_prox(r, t, MU), MU / (MU + t) * r)
+    np.testing.assert_allclose(huber_prox(r, t, MU), (1 - t / (MU + t)) * r)
+    assert huber(np.array([[MU, 0.0]]), MU)[0] == pytest.approx(MU / 2)
+
+
+def test_worker_prox_step_optimality_and_gradient():
+    rng = np.random.default_rng(1)
+    lam, alpha = 1.6, 200.0
+    w0 = rng.normal(size=4) * 1e-2
+    U = w0 + rng.normal(size=(6, 4)) * np.array([1e-4, 1e-3, 1e-2, 1e-1, 1.0, 3.0])[:, None]
+    q = rng.normal(size=(6, 4))
+    W, G = worker_prox_step(w0, U, q, alpha, lam, MU)
+    np.testing.assert_allclose(G, lam * huber_grad(w0 - W, MU), atol=1e-13)     # (7)
+    np.testing.assert_allclose(alpha * (U - W), q - G, atol=1e-11)             # (33)
+    assert np.all(np.linalg.norm(G, axis=1) <= lam + 1e-12)
+    # (8b) is the minimiser of <q, w - u> + alpha/2 ||w - u||^2 + lam p(w0 - w)
+    for j in range(6):
+        obj = lambda w: q[j] @ (w - U[j]) + alpha / 2 * np.sum((w - U[j]) ** 2) + lam * huber((w0 - w)[None], MU)[0]
+        for eps in (1e-7, -1e-7):
+            for e in np.eye(4):
+                assert obj(W[j]) <= obj(W[j] + eps * e) + 1e-15
+
+
+def test_project_ball():
+    G = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    np.testing.assert_allclose(project_ball(G, 1.0), [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+
+
+def test_server_v_update_is_the_minimiser_of_phi():
+    # (6c) = argmin <h0 + sum g, u - u0> + delta/2||u - u0||^2 + alpha0 beta/2 ||u - v0||^2, h0 = delta u0
+    rng = np.random.default_rng(2)
+    delta, a0b = 0.003, 0.7
+    u0, v0, sg = rng.normal(size=(3, 5))
+    full = v0 - (delta * (v0 - u0) + delta * u0 + sg) / (delta + a0b)
+    short = (a0b * v0 - sg) / (delta + a0b)
+    np.testing.assert_allclose(full, short, atol=1e-13)
+    grad = delta * u0 + sg + delta * (full - u0) + a0b * (full - v0)
+    np.testing.assert_allclose(grad, 0, atol=1e-12)
+
+
+# ---- softmax problem ----------------------------------------------------------------
+def test_minibatch_and_full_gradients_match_finite_differences():
+    prob = _toy_problem()
+    rng = np.random.default_rng(4)
+    W = rng.normal(size=(3, prob.dim)) * 0.3
+    clients = np.array([0, 5, 19])
+    idx = prob.sample_minibatch(np.random.default_rng(0), clients, 5)
+
+    def mb_loss(w, j):
+        Z = prob.X[idx[j]] @ w.reshape(prob.C, prob.p).T
+        Z = Z - Z.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(Z).sum(axis=1))
+        return np.mean(lse - Z[np.arange(5), prob.train_labels[idx[j]]]) + prob.delta / 2 * w @ w
+
+    G = prob.minibatch_grads(W, idx)
+    Gf = prob.client_grads(W, clients)
+    h = 1e-6
+    for j in range(3):
+        for k in rng.choice(prob.dim, 8, replace=False):
+            e = np.zeros(prob.dim)
+            e[k] = h
+            fd = (mb_loss(W[j] + e, j) - mb_loss(W[j] - e, j)) / (2 * h)
+            assert G[j, k] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+            fdf = (prob.client_losses(W[j] + e, clients[j:j + 1])[0]
+                   - prob.client_losses(W[j] - e, clients[j:j + 1])[0]) / (2 * h)
+            assert Gf[j, k] == pytest.approx(fdf, rel=1e-5, abs=1e-8)
+
+
+def test_minibatches_distinct_and_local():
+    prob = _toy_problem()
+    idx = prob.sample_minibatch(np.random.default_rng(1), np.arange(prob.m), 5)
+    for i in range(prob.m):
+        assert len(set(idx[i])) == 5 and set(idx[i]) <= set(prob.parts[i])
+
+
+def test_pair_digit_partition_and_zero_model():
+    prob = _toy_problem()
+    ytr = prob.y
+    assert np.sort(np.concatenate(prob.parts)).tolist() == list(range(ytr.size))
+    for c in range(10):
+        for wkr in (2 * c, 2 * c + 1):
+            assert set(ytr[prob.parts[wkr]]) == {c}
+    prob.set_faulty([16, 17, 18, 19])
+    assert set(ytr[np.concatenate([prob.parts[i] for i in range(16, 20)])]) == {8, 9}
+    w = np.zeros(prob.dim)
+    assert prob.objective(w) == pytest.approx(16 * np.log(10))
+    assert prob.accuracy(w) == pytest.approx(np.mean(prob.y_test == 0))
+    alg = make_algorithm("frpg")
+    st = alg.init(prob, RunContext())
+    assert alg.round_metrics(st, prob)["loss_F"] == pytest.approx(16 * np.log(10))
+
+
+# ---- algorithms -----------------------------------------------------------------------
+def _run(name, attack, k0=1, rounds=12, **params):
+    prob = _toy_problem(batch=5)
+    res = simulate(prob, make_algorithm(name, **params), k0=k0, max_rounds=rounds, seed=7, eval_every=4,
+                   attack=build_attack(attack))
+    return res
+
+
+@pytest.mark.parametrize("momentum", ["literal", "chain"])
+@pytest.mark.parametrize("attack", [{"name": "label_flip"}, {"name": "gaussian"}, {"name": "silent"}])
+def test_lfrpg_T1_equals_frpg(momentum, attack):
+    a = _run("frpg", attack)
+    b = _run("lfrpg", attack, T=1, lfrpg_momentum=momentum)
+    np.testing.assert_allclose(a.w, b.w, rtol=0, atol=1e-12)
+    for ra, rb in zip(a.trace, b.trace):
+        assert ra["loss_F"] == pytest.approx(rb["loss_F"], abs=1e-12)
+        assert ra["accuracy"] == rb["accuracy"]
+
+
+def test_lfrpg_requires_k0_equal_T():
+    with pytest.raises(ValueError, match="k0=1"):
+        _run("lfrpg", {"name": "none"}, k0=1, T=10)
+    res = _run("lfrpg", {"name": "none"}, k0=3, T=3)
+    assert res.iterations == 3 * res.rounds
+
+
+def test_frpg_uploads_bounded_and_literal_vs_chain_differ():
+    prob = _toy_problem()
+    alg = make_algorithm("frpg")
+    seen = []
+
+    class Spy:
+        def __init__(self):
+            self.inner = build_attack({"name": "gaussian"})
+
+        def prepare(self, problem, ctx):
+            self.inner.prepare(problem, ctx)
+
+        def corrupt(self, *args):
+            out = self.inner.corrupt(*args)
+            seen.append(np.linalg.norm(out, axis=1).max())
+            return out
+
+    simulate(prob, alg, max_rounds=5, attack=Spy())
+    assert max(seen) <= 1.6 + 1e-12
+    a = _run("lfrpg", {"name": "none"}, k0=3, T=3, lfrpg_momentum="literal")
+    b = _run("lfrpg", {"name": "none"}, k0=3, T=3, lfrpg_momentum="chain")
+    assert np.abs(a.w - b.w).max() > 1e-8
+
+
+def test_frpg_first_record_and_progress():
+    res = _run("frpg", {"name": "silent"}, rounds=100)
+    t0 = res.trace[0]
+    assert t0["round"] == 0 and t0["loss_F"] == pytest.approx(16 * np.log(10))
+    assert res.trace[-1]["loss_F"] < t0["loss_F"]
+    assert res.trace[-1]["accuracy"] > 0.3
+
+
+def test_model_upload_baselines_equal_gradient_form_without_attack():
+    # Krum / GeoMed over models w0 - a_k q_n == w0 - a_k AGG(q_n) (translation/scale equivariance)
+    from fedrepro import aggregators as agg
+
+    prob = _toy_problem()
+    for name in ("krum", "geomed"):
+        alg = make_algorithm(name)
+        ctx = RunContext()
+        st = alg.init(prob, ctx)
+        st.w = np.random.default_rng(0).normal(size=prob.dim) * 0.1
+        cl = np.arange(prob.m)
+        alg.local_step(st, prob, cl, 3, 0)
+        U = alg.upload(st, prob, cl, 3)
+        q = st.Q.copy()
+        w_old = st.w.copy()
+        alg.receive(st, prob, cl, U, 3)
+        a_k = 3.0 / 2.0
+        ref = agg.krum(q, 4)[0] if name == "krum" else agg.geometric_median(q, tol=1e-12)[0]
+        np.testing.assert_allclose(st.w, w_old - a_k * ref, atol=1e-5)
+
+
+def test_rsa_orders_and_tuned_setting():
+    a = _run("rsa", {"name": "label_flip"})
+    b = _run("rsa", {"name": "label_flip"}, rsa_order="gauss_seidel")
+    c = _run("rsa", {"name": "label_flip"}, setting="tuned")
+    assert np.abs(a.w - b.w).max() > 0 and np.abs(a.w - c.w).max() > 0
+    assert "loss_rsa_l1" in a.trace[-1]
+    with pytest.raises(ValueError, match="rsa_order"):
+        make_algorithm("rsa", rsa_order="random")
+
+
+def test_sgd_fails_under_gaussian_frpg_does_not():
+    sgd = _run("sgd_mean", {"name": "gaussian"}, rounds=30)
+    frpg = _run("frpg", {"name": "gaussian"}, rounds=30)
+    assert sgd.trace[-1]["w0_norm"] > 1e3
+    assert frpg.trace[-1]["w0_norm"] < 50
+
+
+def test_frpg_full_batch_converges_to_minimiser_of_F():
+    # deterministic gradients (minibatch = whole local set): FRPG must minimise F of (5)
+    from scipy.optimize import minimize as sp_min
+
+    rng = np.random.default_rng(5)
+    m, n_per, p, C = 4, 12, 3, 3
+    y = np.repeat(np.arange(m) % C, n_per)
+    X = np.abs(rng.normal(size=(C, p))[y] + 0.5 * rng.normal(size=(m * n_per, p)))
+    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
+    prob = SoftmaxProblem(X, y, parts, X, y, delta=0.05, n_classes=C, batch=n_per,
+                          L=float(np.max(np.sum(X ** 2, axis=1))))
+    lam, mu = 0.5, 1e-2
+    alg = make_algorithm("frpg", lam=lam, mu=mu)
+    res = simulate(prob, alg, max_rounds=1500, eval_every=1500)
+    d = prob.dim
+
+    def F(z):
+        w0, Wn = z[:d], z[d:].reshape(m, d)
+        return (prob.client_losses(Wn).sum() + lam * huber(w0 - Wn, mu).sum() + prob.server_loss(w0))
+
+    best = sp_min(F, np.zeros((m + 1) * d), method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-10}).fun
+    assert res.trace[-1]["loss_F"] == pytest.approx(best, rel=1e-3)
