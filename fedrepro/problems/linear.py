@@ -38,6 +38,8 @@ REG_SCALINGS = ("mean", "per_sample")
 LIPSCHITZ_RULES = ("exact", "code")
 _CHUNK_BYTES = 4 << 20          # per-chunk working set (data of a chunk stays in cache for its 2nd use)
 _LOOP_BYTES = 256 << 10        # per-client block size above which scattered clients are looped
+_GRAM_MAX_DIM = 256             # least squares with n <= this uses per-client Gram matrices
+_GRAM_MAX_BYTES = 256 << 20
 _BUCKET_RATIO = 1.25            # max padded size / min size inside a bucket
 
 
@@ -235,7 +237,37 @@ class LinearModelProblem(FederatedProblem):
         c = self._clients(clients, self.m)
         if W.ndim == 1 and self._cache_key is not None and np.array_equal(W, self._cache_key[0]):
             return self._cache_key[1][c]
+        if W.ndim == 2 and self._use_gram():
+            return self._gram_grads(W, c)
         return self._per_client(W, c, need_loss=False, need_grad=True)[1]
+
+    # ---- small-n least squares: per-client Gram matrices -----------------------------------------
+    def _use_gram(self):
+        """Squared loss, dense, small n: grad f_i(w_i) = H_i w_i - c_i with H_i = A_i^T A_i / d_i
+        (one batched matmul instead of two passes over the data; spec 4.1 notes n = 100)."""
+        return (self.loss == "squared" and not self.sparse and self.dim <= _GRAM_MAX_DIM
+                and self.m * self.dim * self.dim * 8 <= _GRAM_MAX_BYTES)
+
+    def _gram_grads(self, W, c):
+        if getattr(self, "_gram", None) is None:
+            H = np.empty((self.m, self.dim, self.dim))
+            cv = np.empty((self.m, self.dim))
+            for bk, pos, idx in self._dense.chunks(np.arange(self.m)):
+                Xc = _take(bk.X, pos)
+                dsz = bk.sizes[pos][:, None]
+                H[idx] = np.matmul(Xc.transpose(0, 2, 1), Xc) / dsz[:, :, None]
+                cv[idx] = np.matmul(_take(bk.y, pos)[:, None, :], Xc)[:, 0, :] / dsz
+            self._gram, self._gram_sel = (H, cv), (None, None)
+        key = c.tobytes()
+        if self._gram_sel[0] != key:                    # same clients for the k0 steps of a round
+            self._gram_sel = (key, (self._gram[0][c], self._gram[1][c]))
+        Hs, cs = self._gram_sel[1]
+        G = np.matmul(Hs, W[:, :, None])[:, :, 0]
+        G -= cs
+        lam = self.lam_i[c]
+        if np.any(lam):
+            G += lam[:, None] * W
+        return G
 
     def _per_client(self, W, clients, need_loss, need_grad):
         """(losses (k,), grads (k, n)) of the requested clients at W ((n,) or (k, n))."""
