@@ -90,38 +90,58 @@ class FedADMM(Algorithm):
         state.Wloc = None
 
     def local_step(self, state, problem, clients, r, t):
-        w = state.w
+        w, alpha = state.w, state.alpha
         a, sg = state.a[clients, None], state.sig[clients, None]
         pi = state.Pi[clients]
         eps = state.eps[clients] * self.nu                  # (5)
         state.eps[clients] = eps
-        thr = eps * problem.dim if self.inner_check == "code" else eps
-        V = np.broadcast_to(w, pi.shape).copy()             # v^0 = w^{tau_{k+1}} (C13)
-        G = state.gw.copy()
-        act = np.arange(len(clients))
-        base = sg * w - pi                                  # sigma_i w - pi_i
-        for step in range(int(self.kappa_max)):
-            Vn = (a[act] * V[act] + base[act] - G[act]) / (a[act] + sg[act])   # eq. (15)
-            if self.inner_check == "code":
-                res_g = G[act]                              # gradient of the previous inner iterate
-            else:
-                res_g = state.alpha[clients[act], None] * problem.client_grads(Vn, clients[act])
-                state.n_grad += len(act)
-            R = res_g + pi[act] + sg[act] * (Vn - w)
-            res = np.einsum("ij,ij->i", R, R)
-            V[act] = Vn
-            done = res < thr[act] if self.inner_check == "code" else res <= thr[act]
-            act = act[~done]
-            if len(act) == 0 or step == self.kappa_max - 1:
-                break
-            if self.inner_check == "code":
-                G[act] = state.alpha[clients[act], None] * problem.client_grads(V[act], clients[act])
-                state.n_grad += len(act)
-            else:
-                G[act] = res_g[~done]
+        code = self.inner_check == "code"
+        thr = eps * problem.dim if code else eps
+        # first step of (15) from v^0 = w (C13) with the cached gradient g_i^w:
+        # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
+        E = pi + state.gw
+        V = w - E / (a + sg)
+        if code:
+            # residual with the gradient of the previous inner iterate (here g_i^w):
+            # g + pi + sigma (v^1 - w) = E a/(a + sigma), computed without forming it
+            res = (a[:, 0] / (a[:, 0] + sg[:, 0])) ** 2 * np.einsum("ij,ij->i", E, E)
+            done, G = res < thr, None
+        else:
+            G = alpha[clients, None] * problem.client_grads(V, clients)      # fresh gradient, (6)
+            state.n_grad += len(clients)
+            R = G + pi + sg * (V - w)
+            done = np.einsum("ij,ij->i", R, R) <= thr
+        act = np.flatnonzero(~done)
+        if len(act) and self.kappa_max > 1:
+            V[act] = self._more_inner_steps(state, problem, clients[act], V[act], pi[act], a[act], sg[act],
+                                            thr[act], None if code else G[act])
         pi += sg * (V - w)                                  # (7)
         state.Pi[clients] = pi
         state.Wloc = V
+
+    def _more_inner_steps(self, state, problem, cl, V, pi, a, sg, thr, G):
+        """Inner steps 2..kappa_max of (15) for the clients whose test failed at step 1."""
+        w, alpha = state.w, state.alpha
+        code = G is None
+        act = np.arange(len(cl))
+        for step in range(1, int(self.kappa_max)):
+            if code:                                        # gradient at the previous inner iterate
+                Gs = alpha[cl[act], None] * problem.client_grads(V[act], cl[act])
+                state.n_grad += len(act)
+            else:
+                Gs = G[act]
+            Vn = (a[act] * V[act] + sg[act] * w - pi[act] - Gs) / (a[act] + sg[act])   # eq. (15)
+            if not code:
+                Gs = alpha[cl[act], None] * problem.client_grads(Vn, cl[act])
+                state.n_grad += len(act)
+                G[act] = Gs
+            R = Gs + pi[act] + sg[act] * (Vn - w)
+            res = np.einsum("ij,ij->i", R, R)
+            V[act] = Vn
+            act = act[~(res < thr[act] if code else res <= thr[act])]
+            if len(act) == 0:
+                break
+        return V
 
     def upload(self, state, problem, clients, r):
         return state.sig[clients, None] * state.Wloc + state.Pi[clients]   # (8) z_i
