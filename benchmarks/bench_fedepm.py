@@ -69,7 +69,8 @@ def _run_one(args):
     return cell["experiment"], cell["algorithm"], time.process_time() - t0, (df if keep else None)
 
 
-def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2, out: str | None = None) -> dict:
+def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2, out: str | None = None,
+                only: list | None = None) -> dict:
     """Run every fedepm experiment at ``scale`` the way the workflow will (one cell per job);
     with ``out``, write ``<out>/<exp>.parquet`` and ``<out>/<exp>.summary.parquet``."""
     import multiprocessing as mp
@@ -80,6 +81,8 @@ def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2, out: st
 
     root = Path(__file__).resolve().parents[1]
     blocks = yaml.safe_load(open(root / "workflow" / "papers" / "fedepm.yaml"))["experiments"]
+    if only:
+        blocks = {e: b for e, b in blocks.items() if e in only}
     cells = [c for e, b in blocks.items() for c in expand("fedepm", e, b, scale)]
     t0 = time.perf_counter()
     with mp.get_context("fork").Pool(processes) as pool:
@@ -108,9 +111,11 @@ def main():
     ap.add_argument("--quick-paper", action="store_true")
     ap.add_argument("--scale", default="quick")
     ap.add_argument("--out", default=None, help="with --quick-paper: folder for the results frames")
+    ap.add_argument("--only", default=None, help="with --quick-paper: comma-separated experiment ids")
     args = ap.parse_args()
     if args.quick_paper:
-        print(quick_paper(args.data, args.scale, out=args.out))
+        print(quick_paper(args.data, args.scale, out=args.out,
+                          only=args.only.split(",") if args.only else None))
         return
     print("ENS:", bench_ens())
     print("FedEPM run:", bench_run(args.data))
