@@ -25,6 +25,11 @@ from ..huber import huber, penalty_grad, project_ball, worker_prox_step
 from .base import Algorithm, State
 
 
+def _rows(clients: np.ndarray, m: int):
+    """Row selector: a view (slice) when every worker takes part (rho = 1), else the ids."""
+    return slice(None) if len(clients) == m else clients
+
+
 @dataclass
 class FRPG(Algorithm):
     """Parameters
@@ -108,15 +113,16 @@ class FRPG(Algorithm):
     def local_step(self, state, problem, clients, r, t):
         beta, _, alpha = self._steps(problem, state.k)
         delta = problem.delta
-        prev = state.Wmem[self._memory_slot(t)][clients]
-        V = state.V[clients]
+        sel = _rows(clients, problem.m)
+        prev = state.Wmem[self._memory_slot(t)][sel]
+        V = state.V[sel]
         U = (1 - beta) * prev + beta * V                                # (8a) / (21a)
         idx = problem.sample_minibatch(state.ctx.rng("minibatch", r, t), clients, self.batch)
         q = problem.minibatch_grads(U, idx)
         W, G = worker_prox_step(state.w, U, q, alpha, self.lam, self.mu)   # (8b), (7)
-        state.V[clients] = V - (delta * (V - U) + q - G) / (delta + alpha * beta)   # (8c)
-        state.Wmem[t, clients] = W
-        state.Gsum[clients] += G
+        state.V[sel] = V - (delta * (V - U) + q - G) / (delta + alpha * beta)   # (8c)
+        state.Wmem[t, sel] = W
+        state.Gsum[sel] += G
 
     def upload(self, state, problem, clients, r):
         return state.Gsum[clients] / self._slots()

@@ -1,0 +1,165 @@
+"""Figures 3-6 of the FRPG paper (spec 004 sec. 6): loss F(w) of (5) and top-1 test accuracy
+of the server model vs communication rounds, panels USPS / MNIST / Fashion-MNIST.
+
+fig3 / fig5 come from experiment ``label_flip`` (minibatch 15), fig4 / fig6 from ``gaussian``
+(minibatch 10, c = 1e4). Series are named after the variant that produced them:
+"FRPG" is L0 = L (spec A3), "FRPG (L0=δ, literal)" the paper's literal constant,
+"RSA (a=3, λ=1.6)" the paper's setting and "RSA tuned" the labelled deviation of spec A9.
+With several seeds the line is the mean and the band the min-max over seeds.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .base import FigureSpec  # noqa: E402
+
+DATASETS = [("usps", "USPS"), ("mnist", "MNIST"), ("fashion_mnist", "Fashion-MNIST")]
+SERIES_ORDER = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned", "Krum", "GeoMed",
+                "SGD (mean)"]
+STYLE = {"FRPG": ("C3", "-"), "LFRPG": ("C0", "-"), "FRPG (L0=δ, literal)": ("C3", ":"),
+         "RSA (a=3, λ=1.6)": ("C2", "-"), "RSA tuned": ("C2", "--"), "Krum": ("C4", "-"),
+         "GeoMed": ("C1", "-"), "SGD (mean)": ("C7", "-")}
+
+
+def series_label(algorithm: str, params: dict) -> str:
+    """Human label of one run's variant (see module docstring)."""
+    if algorithm == "frpg":
+        return "FRPG" if params.get("L0_mode", "dataset") == "dataset" else "FRPG (L0=δ, literal)"
+    if algorithm == "lfrpg":
+        return "LFRPG" + ("" if params.get("lfrpg_momentum", "literal") == "literal" else " (chain)")
+    if algorithm == "rsa":
+        if params.get("setting", "paper") == "tuned":
+            return "RSA tuned"
+        a, lam = params.get("a", 3.0), params.get("lam", 1.6)
+        return f"RSA (a={a:g}, λ={lam:g})"
+    return {"krum": "Krum", "geomed": "GeoMed", "sgd_mean": "SGD (mean)"}.get(algorithm, algorithm)
+
+
+def dataset_key(value) -> str:
+    """``usps-h5`` -> ``usps`` (raw-variant suffix dropped)."""
+    return str(value).split("-")[0]
+
+
+def with_series(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``series`` and ``ds`` columns (from ``params`` JSON and ``dataset``/``problem``)."""
+    df = df.copy()
+    params = df["params"].map(lambda s: json.loads(s) if isinstance(s, str) else {})
+    df["series"] = [series_label(a, p) for a, p in zip(df["algorithm"], params)]
+    if "dataset" in df.columns:
+        ds = df["dataset"]
+    else:
+        ds = df["problem"].map(lambda s: json.loads(s).get("dataset"))
+    df["ds"] = ds.map(dataset_key)
+    return df
+
+
+def curve(df: pd.DataFrame, series: str, ds: str, metric: str) -> pd.DataFrame:
+    """Columns round, mean, lo, hi of ``metric`` over seeds for one series on one dataset."""
+    sub = df[(df["series"] == series) & (df["ds"] == ds)]
+    if sub.empty or metric not in sub.columns:
+        return pd.DataFrame(columns=["round", "mean", "lo", "hi"])
+    g = sub.groupby("round")[metric]
+    return pd.DataFrame({"mean": g.mean(), "lo": g.min(), "hi": g.max()}).reset_index()
+
+
+def _save(fig, out: Path):
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out.with_suffix(".pdf"))
+    fig.savefig(out.with_suffix(".png"), dpi=120)
+    plt.close(fig)
+
+
+def _panel(ax, df, ds, metric, series_list):
+    for s in series_list:
+        c = curve(df, s, ds, metric)
+        if c.empty:
+            continue
+        color, ls = STYLE.get(s, (None, "-"))
+        ax.plot(c["round"], c["mean"], color=color, ls=ls, lw=1.4, label=s)
+        if (c["hi"] > c["lo"]).any():
+            ax.fill_between(c["round"], c["lo"], c["hi"], color=color, alpha=0.15, lw=0)
+
+
+def _render(frames, exp, metric, series_list, title, out, *, loss=False, hline=None):
+    df = with_series(frames[exp])
+    present = [s for s in SERIES_ORDER if s in set(df["series"]) and s in series_list]
+    rows = 2 if loss else 1
+    fig, axes = plt.subplots(rows, 3, figsize=(15, 3.9 * rows), squeeze=False)
+    for j, (ds, name) in enumerate(DATASETS):
+        for i in range(rows):
+            ax = axes[i, j]
+            _panel(ax, df, ds, metric, present)
+            ax.set_xlabel("communication rounds (CR)")
+            ax.grid(alpha=0.3)
+            if loss:
+                ax.set_ylabel("loss F(w) of (5)" + (" (log scale)" if i else ""))
+                if i:
+                    ax.set_yscale("log")
+                else:
+                    sub = df[(df["ds"] == ds) & df["series"].isin(["FRPG", "LFRPG"])]
+                    if not sub.empty and metric in sub:
+                        top = float(np.nanmax(sub[metric]))
+                        ax.set_ylim(0, 1.15 * top)
+            else:
+                ax.set_ylabel("top-1 test accuracy")
+                ax.set_ylim(0, 1)
+                if hline is not None and ds == "usps":
+                    ax.axhline(hline, color="k", lw=0.8, ls="--")
+                    ax.text(0, hline + 0.01, f"{hline:.0%} (paper's USPS level)", fontsize=8)
+            ax.set_title(f"({'abc'[j]}) {name}" + (" — log y" if loss and i else ""))
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for ax in axes.ravel():
+        h, lab = ax.get_legend_handles_labels()
+        if len(lab) > len(labels):
+            handles, labels = h, lab
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    _save(fig, out)
+
+
+LOSS_SERIES = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned"]
+ACC_SERIES = SERIES_ORDER
+_COMMON = ("Q=20, B=4 (last), pair_digit, λ=1.6, μ=1e-3, δ=0.003, L0=L unless marked, LFRPG T=10, "
+           "baselines 3/√k")
+
+
+def fig3(frames, summaries, out):
+    _render(frames, "label_flip", "loss_F", LOSS_SERIES,
+            "Fig. 3 — loss F(w) of (5) on the reliable workers vs CR, label-flipping attack (minibatch 15)\n"
+            + _COMMON, out, loss=True)
+
+
+def fig4(frames, summaries, out):
+    _render(frames, "gaussian", "loss_F", LOSS_SERIES,
+            "Fig. 4 — loss F(w) of (5) on the reliable workers vs CR, Gaussian attack (c=1e4, minibatch 10)\n"
+            + _COMMON, out, loss=True)
+
+
+def fig5(frames, summaries, out):
+    _render(frames, "label_flip", "accuracy", ACC_SERIES,
+            "Fig. 5 — top-1 test accuracy of the server model vs CR, label-flipping attack (minibatch 15)\n"
+            + _COMMON, out, hline=0.71)
+
+
+def fig6(frames, summaries, out):
+    _render(frames, "gaussian", "accuracy", ACC_SERIES,
+            "Fig. 6 — top-1 test accuracy of the server model vs CR, Gaussian attack (c=1e4, minibatch 10)\n"
+            + _COMMON, out)
+
+
+FIGURES = {
+    "fig3": FigureSpec(experiments=["label_flip"], render=fig3),
+    "fig4": FigureSpec(experiments=["gaussian"], render=fig4),
+    "fig5": FigureSpec(experiments=["label_flip"], render=fig5),
+    "fig6": FigureSpec(experiments=["gaussian"], render=fig6),
+}
