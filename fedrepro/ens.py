@@ -64,18 +64,24 @@ def ens(Z: np.ndarray, lam: float, eta: float, sign: str = "corrected") -> np.nd
     if Z.ndim != 2 or Z.shape[0] == 0:
         raise ValueError(f"ens: Z must be (m, n) with m >= 1, got shape {Z.shape}")
     m = Z.shape[0]
-    Zs = np.sort(Z.T, axis=1)[:, ::-1]                    # (n, m) descending: Zs[:, s-1] = z_(s)
     mean = Z.mean(axis=0)
     step = 2.0 * np.arange(1, m + 1) / m - 1.0            # 2s/m - 1, s = 1..m
-    below = np.empty_like(Zs)                             # z_(s+1), with z_(m+1) = -inf
-    below[:, :-1] = Zs[:, 1:]
-    below[:, -1] = -np.inf
-    rows = np.arange(Zs.shape[0])
     if sign == "paper":
+        Zs = np.sort(Z.T, axis=1)[:, ::-1]                # (n, m) descending: Zs[:, s-1] = z_(s)
+        below = np.empty_like(Zs)
+        below[:, :-1] = Zs[:, 1:]
+        below[:, -1] = -np.inf
         return _ens_paper(Z, Zs, below, mean[:, None] - (lam / eta) * step[None, :], lam, eta)
-    cand = mean[:, None] + (lam / eta) * step[None, :]    # w(s), (n, m)
-    s1 = np.argmax(cand >= below, axis=1)                 # first piece not entirely above w*
-    return np.minimum(cand[rows, s1], Zs[rows, s1])
+    # ascending sort, centred in place: A[:, j] = z_(m-j) - mean (no other (n, m) float array)
+    A = np.sort(Z.T, axis=1)
+    A -= mean[:, None]
+    thr = (lam / eta) * step                              # w(s) - mean
+    # piece s (1 <= s < m) is not entirely above w* iff w(s) >= z_(s+1), i.e. A[:, m-1-s] <= thr[s-1];
+    # true exactly for j = m-1-s in a prefix j < count, so the first such piece is s1 = m - count
+    count = np.count_nonzero(A[:, :-1] <= thr[::-1][1:][None, :], axis=1)   # thr[::-1][1:][j] = thr[m-2-j]
+    s1 = m - count                                        # 1..m
+    rows = np.arange(A.shape[0])
+    return mean + np.minimum(thr[s1 - 1], A[rows, m - s1])
 
 
 def _ens_paper(Z, Zs, below, cand, lam, eta):
