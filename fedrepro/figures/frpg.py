@@ -130,7 +130,7 @@ def _render(frames, exp, metric, series_list, title, out, *, loss=False, hline=N
 LOSS_SERIES = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned"]
 ACC_SERIES = SERIES_ORDER
 _COMMON = ("Q=20, B=4 (last), pair_digit, λ=1.6, μ=1e-3, δ=0.003, L0=L unless marked, LFRPG T=10, "
-           "baselines 3/√k")
+           "baselines 3/√k; RSA tuned: a=0.3, λ=0.1 (deviation, spec A9)")
 
 
 def fig3(frames, summaries, out):
