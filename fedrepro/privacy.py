@@ -20,6 +20,11 @@ eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses).
 The algorithm reports what the formula needs in ``state.upload_info`` from its
 ``upload()``: ``grad_l1`` (len(clients),), ``gap_norm2`` (len(clients),) and
 optionally ``iteration`` (the exponent k + 1; default (r + 1) k0) and ``m``.
+For an algorithm that does not (e.g. FedADMM, FedAvg), the mechanism computes
+them itself from the problem it was prepared with (``prepare(problem, ctx)``,
+called by the loop): ``grad_l1`` = ||grad f_i(state.w)||_1 at the broadcast model
+and ``gap_norm2`` = ||upload_i - state.w||^2 (the model after the local phase:
+the only client model the mechanism sees; the term is weighted by c = 1e-8).
 The mechanism records ``snr`` (min over this round's uploaders of
 log10(||w_i|| / ||eps_i||), spec default ``snr_over: last_round``) and
 ``snr_code`` (the code's min over all m clients of each client's latest value,
@@ -78,6 +83,24 @@ class LaplaceEPM:
     alpha: float = 1.001
     name = "laplace_epm"
 
+    def prepare(self, problem, ctx) -> None:
+        """Remember the problem (for algorithms that do not fill ``state.upload_info``)."""
+        self._problem = problem
+
+    def _fill_missing(self, info: dict, uploads: np.ndarray, clients: np.ndarray, state) -> dict:
+        problem = getattr(self, "_problem", None)
+        if problem is None:
+            return info
+        info = dict(info)
+        w = np.asarray(state.w, dtype=float)
+        if "grad_l1" not in info:
+            info["grad_l1"] = np.abs(problem.client_grads(w, clients)).sum(axis=1)
+        if "gap_norm2" not in info:
+            D = uploads - w[None, :]
+            info["gap_norm2"] = np.einsum("ij,ij->i", D, D)
+        info.setdefault("m", problem.m)
+        return info
+
     def __post_init__(self):
         if self.generator not in GENERATORS:
             raise ValueError(f"laplace_epm: generator={self.generator!r} is not allowed; "
@@ -93,7 +116,8 @@ class LaplaceEPM:
             raise ValueError(
                 f"laplace_epm needs state.upload_info[{', '.join(map(repr, missing))}] from {who}'s upload(): "
                 "'grad_l1' = ||grad f_i(w)||_1 at the broadcast model w and 'gap_norm2' = "
-                "||w_i^k - w||^2 (client model before its last local step), one value per uploading client")
+                "||w_i^k - w||^2 (client model before its last local step), one value per uploading client; "
+                "or call prepare(problem, ctx) first so that the mechanism can compute them")
         g1 = np.asarray(info["grad_l1"], dtype=float)
         gap2 = np.asarray(info["gap_norm2"], dtype=float)
         if g1.shape != (n_clients,) or gap2.shape != (n_clients,):
@@ -106,13 +130,15 @@ class LaplaceEPM:
     def __call__(self, uploads: np.ndarray, clients: np.ndarray, r: int, state, ctx) -> np.ndarray:
         """uploads : (len(clients), n) -> uploads + eps, eps_i = nu_i * xi_i."""
         uploads = np.asarray(uploads, dtype=float)
-        nu = self.scales(state.upload_info, len(clients), r, ctx.k0,
-                         who=state.extra.get("algorithm", "the algorithm"))
+        info = state.upload_info
+        if "grad_l1" not in info or "gap_norm2" not in info:
+            info = self._fill_missing(info, uploads, np.asarray(clients), state)
+        nu = self.scales(info, len(clients), r, ctx.k0, who=state.extra.get("algorithm", "the algorithm"))
         noise = nu[:, None] * draw_noise(ctx.rng("noise", r), uploads.shape, self.generator)
         with np.errstate(divide="ignore"):
             snr = np.log10(np.linalg.norm(uploads, axis=1) / np.linalg.norm(noise, axis=1))
         state.metrics["snr"] = float(snr.min()) if snr.size else float("nan")
-        m = state.upload_info.get("m")
+        m = info.get("m")
         if m is not None:
             latest = state.extra.get("snr_clients")
             if latest is None:

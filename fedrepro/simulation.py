@@ -74,7 +74,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         and last rounds are always evaluated.
     stop : a rule from :mod:`fedrepro.stopping` (or None: run to ``max_rounds``).
     mechanism : callable ``(uploads, clients, r, state, ctx) -> uploads`` applied
-        to every upload (privacy noise, compression ...).
+        to every upload (privacy noise, compression ...); its optional
+        ``prepare(problem, ctx)`` is called once before the run.
     attack : object with ``prepare(problem, ctx)`` and
         ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
     progress : callable ``(record) -> None`` called after each evaluation.
@@ -86,6 +87,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds))
     if attack is not None:
         attack.prepare(problem, ctx)
+    if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
+        mechanism.prepare(problem, ctx)
 
     t_start = time.perf_counter()
     local_time = 0.0

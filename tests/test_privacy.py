@@ -89,3 +89,46 @@ def test_errors():
     st = State(w=np.zeros(3))
     with pytest.raises(ValueError, match="grad_l1"):
         LaplaceEPM()(np.zeros((1, 3)), np.array([0]), 0, st, RunContext())
+
+
+def test_fallback_for_algorithms_without_upload_info():
+    """Reusable on other algorithms: with prepare(problem) the mechanism computes ||grad f_i(w)||_1
+    and the gap itself (here FedAvg from the FedADMM paper, if present)."""
+    from fedrepro.algorithms import algorithm_names, make_algorithm
+    from fedrepro.problems.base import FederatedProblem
+    from fedrepro.simulation import simulate
+
+    class Quad(FederatedProblem):
+        def __init__(self):
+            self.m, self.dim = 6, 4
+            self.C = np.arange(24.0).reshape(6, 4) / 10
+            self.client_sizes = np.full(6, 10)
+            self.weights = np.ones(6) / 6
+
+        def client_losses(self, W, clients=None):
+            c = self._clients(clients, self.m)
+            return 0.5 * ((np.asarray(W) - self.C[c]) ** 2).sum(-1)
+
+        def client_grads(self, W, clients=None):
+            c = self._clients(clients, self.m)
+            return np.asarray(W) - self.C[c]
+
+        def lipschitz(self):
+            return np.ones(self.m)
+
+    P = Quad()
+    mech = LaplaceEPM(epsilon=1e3, generator="laplace")
+    st = State(w=np.full(4, 0.5))
+    mech.prepare(P, RunContext(k0=2))
+    U = np.ones((2, 4))
+    clients = np.array([1, 4])
+    noise = mech(U, clients, 3, st, RunContext(k0=2, seed=0)) - U
+    g1 = np.abs(P.client_grads(st.w, clients)).sum(1)
+    nu = mech.scales({"grad_l1": g1, "gap_norm2": np.full(2, 4 * 0.25)}, 2, 3, 2)   # ||U_i - w||^2 = 1
+    expected = nu[:, None] * RunContext(seed=0).rng("noise", 3).laplace(0.0, 1.0, size=(2, 4))
+    assert np.allclose(noise, expected)
+    assert "snr" in st.metrics and "snr_code" in st.metrics
+    if "fedavg" in algorithm_names():
+        res = simulate(P, make_algorithm("fedavg"), k0=2, rho=0.5, max_rounds=5, seed=1,
+                       mechanism=build_mechanism({"name": "laplace_epm", "epsilon": 1e3}))
+        assert np.isfinite(res.trace[-1]["objective"]) and "snr" in res.trace[-1]
