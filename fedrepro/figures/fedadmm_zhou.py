@@ -2,7 +2,8 @@
 
 Step-size tuning protocol (ours; docs/fidelity_fedadmm_zhou.md): a baseline's step_c is swept on
 every instance; per (algorithm, swept value) we keep the c with the largest fraction of instances
-that reached the FedADMM target, then the smallest median CR, then the larger c.
+that reached the FedADMM target, then the smallest median CR, then the smallest median final
+objective (spec 3.6: "if none reached, the c with the smallest final f - f_target"), then the larger c.
 Aggregation: median over instances; points where some instance hit the round cap are hollow.
 """
 from __future__ import annotations
@@ -42,7 +43,8 @@ def _has(df) -> bool:
 
 
 def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Keep, per (algorithm, *by), only the runs of the chosen step_c (tuning protocol above);
+    """Keep, per (algorithm, *by), only the runs of the chosen step_c (tuning protocol in the module
+    docstring);
     FedADMM rows pass unchanged. Adds nothing else."""
     if not _has(summary):
         return summary
@@ -54,8 +56,9 @@ def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     if len(base):
         by = [b for b in by if b in base.columns]
         stats = (base.groupby(["algorithm", *by, "step_c"], dropna=False)
-                 .agg(frac=("reached", "mean"), cr=("rounds", "median")).reset_index())
-        stats = stats.sort_values(["frac", "cr", "step_c"], ascending=[False, True, False])
+                 .agg(frac=("reached", "mean"), cr=("rounds", "median"), f=("objective", "median"))
+                 .reset_index())
+        stats = stats.sort_values(["frac", "cr", "f", "step_c"], ascending=[False, True, True, False])
         best = stats.groupby(["algorithm", *by], dropna=False).head(1)[["algorithm", *by, "step_c"]]
         keep.append(base.merge(best, on=["algorithm", *by, "step_c"]))
     return pd.concat(keep, ignore_index=True)
@@ -111,7 +114,10 @@ def _sweep_figure(x, xlabel, exp_ls, exp_lr, title, lr_name="qot"):
             _panel(axes[row, 1], med, x, "time", "time [s] (median)", xlabel)
             axes[row, 0].set_title(f"({'ac'[row]}) CR, {ex}", fontsize=9)
             axes[row, 1].set_title(f"({'bd'[row]}) time, {ex}", fontsize=9)
-        axes[0, 0].legend(fontsize=8)
+        for ax in axes[:, 0]:
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=8)
+                break
         fig.suptitle(f"{title}\n{RULE_NOTE}", fontsize=9)
         fig.tight_layout()
         _save(fig, out)
@@ -150,9 +156,11 @@ def render_fig1(frames, summaries, out):
         ax.set_ylabel("objective f(w)")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        lo = float(fa.iloc[0]) if len(fa) else None
-        if lo is not None:
-            ax.set_ylim(lo - 0.05 * abs(lo), lo + 0.6 * abs(lo))
+        if len(fa):
+            lo = float(fa.iloc[0])
+            f0 = float(df[(df["cell"].isin(cells["cell"])) & (df["round"] == 0)]["objective"].max())
+            span = max(f0 - lo, 1e-12)
+            ax.set_ylim(lo - 0.05 * span, f0 + 0.05 * span)
     fig.suptitle(f"Fig. 1: objective vs CR, Ex. 5.1 (n, m, rho) = (100, 100, 0.5), instance {inst}\n{RULE_NOTE}",
                  fontsize=9)
     fig.tight_layout()
@@ -171,10 +179,10 @@ def table1_frame(summaries) -> pd.DataFrame:
                "n (ours)": None, "d (ours)": None, "positives (ours)": None}
         if _has(s):
             r = s.iloc[0]
-            row["n (ours)"], row["d (ours)"] = int(r["dim"]), int(r["n_samples"])
+            row["n (ours)"], row["d (ours)"] = str(int(r["dim"])), str(int(r["n_samples"]))
             if "accuracy" in s.columns and pd.notna(r.get("accuracy")):
                 # at w = 0 every sample is predicted negative: accuracy = share of negatives
-                row["positives (ours)"] = int(round(r["n_samples"] * (1 - r["accuracy"])))
+                row["positives (ours)"] = str(int(round(r["n_samples"] * (1 - r["accuracy"]))))
         rows.append(row)
     return pd.DataFrame(rows)
 

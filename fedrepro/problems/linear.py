@@ -357,7 +357,7 @@ class LinearModelProblem(FederatedProblem):
         correctly classified samples). Per-client gradients are cached when small enough."""
         w = np.asarray(w, dtype=np.float64)
         m, n = self.m, self.dim
-        keep = m * n <= 2_000_000 and not self.sparse
+        keep = m * n <= 10_000_000 and not self.sparse
         losses = np.empty(m)
         grad = np.zeros(n)
         G = np.empty((m, n)) if keep else None
