@@ -161,7 +161,7 @@ def test_variants_validated():
         make_algorithm("sfedprox", init_noise="gauss")
     with pytest.raises(ValueError, match="mu_prox"):
         make_algorithm("sfedavg", mu_prox=1e-5)          # baselines' parameters stay separate
-    assert set(make_algorithm("fedepm").variants()) == {"init_noise", "mu_scaling", "ens_sign"}
+    assert set(make_algorithm("fedepm").variants()) == {"init_noise", "client_loop", "mu_scaling", "ens_sign"}
 
 
 # ---- stop rules (spec 001 Sec. 3.5) ------------------------------------------------------------------------
@@ -253,6 +253,7 @@ def _fake_results(rng):
                                      "rounds": CR, "run_wall_time": CR * lct * k0 * (point["m"] / 50) * (1 + rho),
                                      "run_local_time": CR * lct * k0 * (point["m"] / 50)})
         frames[exp] = pd.DataFrame(rows)
+    frames["table1"] = frames["fig3"].copy()
     from fedrepro.results import summarize
     return frames, {e: summarize(f) for e, f in frames.items()}
 
@@ -309,3 +310,11 @@ def test_adult_builder_reads_processed_npz(tmp_path):
         build_problem({"name": "adult_logreg", "m": 50, "k": 3}, 0, data_dir=tmp_path)
     with pytest.raises(ValueError, match="reg_scaling"):
         build_problem({"name": "adult_logreg", "reg_scaling": "x"}, 0, data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("alg", ["fedepm", "sfedavg", "sfedprox"])
+def test_sequential_client_loop_matches_vectorized(alg):
+    kw = {"eta": 0.05, "lam": 0.01} if alg == "fedepm" else {}
+    a = _run(alg, Quadratic(), rounds=8, **kw)
+    b = _run(alg, Quadratic(), rounds=8, client_loop="sequential", **kw)
+    assert np.allclose(a.w, b.w, rtol=1e-10, atol=1e-12) and a.rounds == b.rounds

@@ -37,6 +37,9 @@ class EPMHarness(Algorithm):
     init_noise : initial uploads z_i^0: ``"stdlap"`` (code's randl / mu0), ``"laplace"``
         (plain Laplace of the same scale) or ``"zero"``.
     init_scale : scale of z_i^0 (code: 1 / mu0 = 20).
+    client_loop : ``"vectorized"`` (default: all selected clients in one batched update) or
+        ``"sequential"`` (one update call per client, like the authors' MATLAB loop; only for
+        timing LCT with per-client overheads comparable to the paper's Table I, spec 3.6).
 
     Subclasses implement ``_server(state, problem, r) -> w`` and
     ``_update(state, problem, S, r, t, gap) -> new W[S]`` (len(S), n).
@@ -47,12 +50,13 @@ class EPMHarness(Algorithm):
 
     init_noise: str = "stdlap"
     init_scale: float = 20.0
+    client_loop: str = "vectorized"
 
     name = "epm_harness"
 
     @classmethod
     def variants(cls) -> dict:
-        return {"init_noise": INIT_NOISE}
+        return {"init_noise": INIT_NOISE, "client_loop": ("vectorized", "sequential")}
 
     # ---- hooks -------------------------------------------------------------------------
     def init(self, problem, ctx) -> State:
@@ -88,7 +92,11 @@ class EPMHarness(Algorithm):
         gap = state.W[clients] - state.w
         if t == state.ctx.k0 - 1:                # the noise uses the gap before the last step
             state.gap_norm2 = np.einsum("ij,ij->i", gap, gap)
-        state.W[clients] = self._update(state, problem, clients, r, t, gap)
+        if self.client_loop == "vectorized":
+            state.W[clients] = self._update(state, problem, clients, r, t, gap)
+        else:
+            for row, i in enumerate(clients):
+                state.W[i] = self._update(state, problem, clients[row:row + 1], r, t, gap[row:row + 1])[0]
 
     def upload(self, state, problem, clients, r):
         state.upload_info = {

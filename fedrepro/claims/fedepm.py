@@ -125,7 +125,7 @@ def capped_runs_fig3(frames, summaries):
 
 # ---- table1 ------------------------------------------------------------------------------------
 def _lct(summaries):
-    t = _table(summaries, "fig3")
+    t = _table(summaries, "table1")
     if t is None:
         return None
     mean = _means(t, ["m", "k0"], "LCT")
@@ -179,6 +179,14 @@ def sfedavg_over_fedepm_lct_k4_m50(frames, summaries):
 def sfedavg_over_fedepm_lct_k20_m50(frames, summaries):
     lct = _lct(summaries)
     return None if lct is None else _ratio(lct, "sfedavg", "fedepm", 50, 20)
+
+
+def lct_ratio_rises_with_k0(frames, summaries):
+    lct = _lct(summaries)
+    if lct is None:
+        return None
+    lo, hi = _ratio(lct, "sfedavg", "fedepm", 50, 4), _ratio(lct, "sfedavg", "fedepm", 50, 20)
+    return None if lo is None or hi is None else bool(hi > lo)
 
 
 def baseline_lct_growth_k20_over_k4_m50(frames, summaries):
@@ -306,7 +314,7 @@ CHECKS = {f.__name__: f for f in [
     fedepm_final_objective_m50, capped_runs_fig3,
     lct_order_every_row, fedepm_lowest_lct_every_k0, lct_m100_above_m50_fraction,
     sfedprox_over_sfedavg_lct_m50, sfedavg_over_fedepm_lct_k4_m50, sfedavg_over_fedepm_lct_k20_m50,
-    baseline_lct_growth_k20_over_k4_m50,
+    baseline_lct_growth_k20_over_k4_m50, lct_ratio_rises_with_k0,
     fedepm_cr_falls_with_rho, baselines_tct_rises_with_rho, fedepm_lowest_median_cr_tct_rho,
     snr_increases_with_epsilon, fedepm_smallest_snr, fedepm_best_cr_tct_epsilon, cr_spread_over_epsilon,
     fedepm_snr_eps01, mu_paper_final_objective, aggregate_new_cr_ratio, paper_stop_baselines_capped,
