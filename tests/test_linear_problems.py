@@ -15,6 +15,8 @@ def _data(loss, seed=0, N=400, n=15, m=6, density=0.4):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, n))
     X[rng.random((N, n)) > density] = 0.0
+    X[:3] = 0.0                                       # empty rows (sparse segment sums)
+    X[-2:] = 0.0
     ids = rng.permutation(np.arange(N) % m)
     y = rng.standard_normal(N) if loss == "squared" else (rng.random(N) < 0.3).astype(float)
     return X, y, ids

@@ -330,25 +330,30 @@ class LinearModelProblem(FederatedProblem):
                 + np.arange(int(sz.sum()))
             Xs, ys = self._X[rows], self._y[rows]
             rl = np.repeat(np.arange(len(c)), sz)
-        nnz_row = np.repeat(np.arange(Xs.shape[0]), np.diff(Xs.indptr))
+        counts = np.diff(Xs.indptr)
+        nnz_row = np.repeat(np.arange(Xs.shape[0]), counts)
         flat = rl[nnz_row] * self.dim + Xs.indices
-        self._sub_key, self._sub = key, (Xs, ys, rl, nnz_row, flat)
+        nonempty = np.flatnonzero(counts)
+        self._sub_key, self._sub = key, (Xs, ys, rl, counts, flat, nonempty)
         return self._sub
 
     def _sparse_per_client(self, W, c, losses, grads):
-        Xs, ys, rl, nnz_row, flat = self._sparse_sub(c)
+        Xs, ys, rl, counts, flat, nonempty = self._sparse_sub(c)
         k = len(c)
         if W.ndim == 1:
             z = Xs @ W
         else:
-            z = np.bincount(nnz_row, weights=Xs.data * W.ravel()[flat], minlength=Xs.shape[0])
+            # z_row = <x_row, w_{client(row)}>: gather, then segment sums (reduceat: 10x bincount)
+            z = np.zeros(Xs.shape[0])
+            if len(nonempty):
+                z[nonempty] = np.add.reduceat(Xs.data * W.ravel()[flat], Xs.indptr[nonempty])
         val, s = self._loss_deriv(z, ys, losses is not None)
         dsz = self.client_sizes[c].astype(np.float64)
         if losses is not None:
             losses[:] = np.bincount(rl, weights=val, minlength=k) / dsz
         if grads is not None:
             s = s / dsz[rl]
-            grads[:] = np.bincount(flat, weights=Xs.data * s[nnz_row],
+            grads[:] = np.bincount(flat, weights=Xs.data * np.repeat(s, counts),
                                    minlength=k * self.dim).reshape(k, self.dim)
 
     # ---- global quantities in one pass ---------------------------------------------------------
