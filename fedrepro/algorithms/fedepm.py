@@ -168,6 +168,7 @@ class FedEPM(EPMHarness):
     def init(self, problem, ctx):
         st = super().init(problem, ctx)
         st.lam, st.eta = self.penalty(problem.m, ctx.rho)
+        st.metrics.update(penalty_lam=st.lam, penalty_eta=st.eta)     # the values used (params say None = auto)
         return st
 
     def _server(self, state, problem, r):
