@@ -256,3 +256,55 @@ def test_frpg_full_batch_converges_to_minimiser_of_F():
 
     best = sp_min(F, np.zeros((m + 1) * d), method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-10}).fun
     assert res.trace[-1]["loss_F"] == pytest.approx(best, rel=1e-3)
+
+
+def _fake_results():
+    """Tidy frames shaped like the workflow's (one row per cell x evaluated round)."""
+    import json
+
+    import pandas as pd
+
+    rows = []
+    series = [("frpg", {"L0_mode": "dataset"}, 0.75), ("frpg", {"L0_mode": "delta"}, 0.74),
+              ("lfrpg", {"T": 10}, 0.76), ("rsa", {"setting": "paper"}, 0.05), ("rsa", {"setting": "tuned"}, 0.6),
+              ("krum", {}, 0.1), ("geomed", {}, 0.7), ("sgd_mean", {}, 0.72)]
+    for exp in ("label_flip", "gaussian", "silent"):
+        for ds in ("usps-h5", "mnist", "fashion_mnist"):
+            for alg, params, acc in series:
+                for batch in ((15, 10) if exp == "silent" else (15,)):
+                    for r in range(0, 1001, 50):
+                        frac = min(1.0, r / 300)
+                        row = {"experiment": exp, "algorithm": alg, "params": json.dumps(params), "dataset": ds,
+                               "round": r, "seed": 0, "accuracy": 0.1 + frac * (acc - 0.1), "batch": batch,
+                               "cell": f"{exp}-{ds}-{alg}-{json.dumps(params)}-{batch}"}
+                        if alg in ("frpg", "lfrpg", "rsa"):
+                            row["loss_F"] = 36.8 * (1 - frac) + (5.0 if alg != "rsa" else 500.0) * frac \
+                                - (0.5 if alg == "lfrpg" else 0.0)
+                        rows.append(row)
+    df = pd.DataFrame(rows)
+    frames = {e: g.reset_index(drop=True) for e, g in df.groupby("experiment")}
+    summaries = {e: g.sort_values("round").groupby("cell").tail(1) for e, g in frames.items()}
+    return frames, summaries
+
+
+def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
+    import yaml
+
+    from fedrepro.claims.frpg import CHECKS
+    from fedrepro.figures.frpg import FIGURES
+
+    frames, summaries = _fake_results()
+    claims = yaml.safe_load(open("workflow/papers/frpg.claims.yaml"))["claims"]
+    assert {c["check"] for c in claims} <= set(CHECKS)
+    for c in claims:
+        value = CHECKS[c["check"]]({e: frames[e] for e in c["experiments"]},
+                                   {e: summaries[e] for e in c["experiments"]})
+        assert value is not None, c["id"]
+    assert CHECKS["mnist_sgd_gaussian_acc"](frames, summaries) == pytest.approx(0.72)
+    assert CHECKS["lf_lfrpg_le_frpg"](frames, summaries) == 1.0
+    assert CHECKS["usps_geomed_rsa_never_reach"](frames, summaries) is True     # GeoMed 0.70, RSA 0.05 < 0.71
+    assert CHECKS["mnist_sgd_gaussian_acc"]({}, {}) is None
+    for name, spec in FIGURES.items():
+        spec.render({e: frames[e] for e in spec.experiments}, {e: summaries[e] for e in spec.experiments},
+                    tmp_path / name)
+        assert (tmp_path / f"{name}.pdf").exists() and (tmp_path / f"{name}.png").exists()
