@@ -294,7 +294,9 @@ def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
     from fedrepro.figures.frpg import FIGURES
 
     frames, summaries = _fake_results()
-    claims = yaml.safe_load(open("workflow/papers/frpg.claims.yaml"))["claims"]
+    from pathlib import Path
+
+    claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/frpg.claims.yaml"))["claims"]
     assert {c["check"] for c in claims} <= set(CHECKS)
     for c in claims:
         value = CHECKS[c["check"]]({e: frames[e] for e in c["experiments"]},
