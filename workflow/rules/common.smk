@@ -18,6 +18,13 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
     for _exp_id, _block in _exps.items():
         validate_experiment(_block, f"experiment {_paper}/{_exp_id}")
 
+wildcard_constraints:
+    paper="[a-z_]+",
+    experiment="(?!claims$)[A-Za-z][A-Za-z0-9_]*",
+    batch="[a-z0-9]+",
+    dataset="[a-z0-9_]+(-[a-z0-9_]+)?",
+
+
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)
 CELLS = all_cells(config, workflow.basedir)
