@@ -141,3 +141,42 @@ def test_remark_41_participation_probability():
     from fedrepro.claims.fedadmm_zhou import remark41_probability
 
     assert remark41_probability(5, 0.9) == pytest.approx(1 - 1e-5)
+
+
+def test_figures_and_claims_smoke(tmp_path):
+    """Tiny versions of the experiments through the real cell runner, then every figure, the table
+    and every claim check (values may be None for absent experiments, never an exception)."""
+    import pandas as pd
+
+    from fedrepro.claims.fedadmm_zhou import CHECKS
+    from fedrepro.experiments import expand, reference_cell
+    from fedrepro.figures.fedadmm_zhou import FIGURES, TABLES
+    from fedrepro.results import summarize
+    from fedrepro.runner import run_cell
+
+    algs = {"fedadmm": {}, "fedavg": {"step_c": [0.5, 0.125]}, "fedprox": {"step_c": 0.5},
+            "fedalt": {"step_c": 0.5}, "fedsim": {"step_c": 0.5}}
+    base = {"problem": {"name": "linreg_synthetic", "m": 12, "n": 8, "d_low": 10, "d_high": 20},
+            "algorithms": algs, "rho": 0.5, "k0": 3, "seeds": 1, "max_rounds": 15,
+            "stop": {"rule": "fedadmm30", "eps": 1e-3},
+            "stop_by_algorithm": {a: {"rule": "target", "reference": "fedadmm"} for a in algs if a != "fedadmm"}}
+    blocks = {"fig2_ls": {**base, "grid": {"k0": [1, 5]}}, "fig3_ls": {**base, "grid": {"rho": [0.3, 0.9]}},
+              "fig4_ls": {**base, "grid": {"problem.m": [8, 12]}}, "fig5_ls": {**base, "grid": {"problem.m": [8, 12]}}}
+    frames = {}
+    for exp, block in blocks.items():
+        cells = expand("fedadmm_zhou", exp, block)
+        done = {}
+        for c in sorted(cells, key=lambda c: c["algorithm"] != "fedadmm"):
+            ref = reference_cell(c, cells)
+            done[c["cell"]] = run_cell(c, str(tmp_path), summarize(done[ref["cell"]]).iloc[0].to_dict() if ref else None)
+        frames[exp] = pd.concat(done.values(), ignore_index=True, sort=False)
+    summaries = {k: summarize(v) for k, v in frames.items()}
+    for key, spec in {**FIGURES, **TABLES}.items():
+        spec.render({e: frames[e] for e in spec.experiments if e in frames},
+                    {e: summaries[e] for e in spec.experiments if e in summaries}, tmp_path / key)
+        suffix = ".md" if spec.kind == "table" else ".png"
+        assert (tmp_path / key).with_suffix(suffix).exists()
+    for name, check in CHECKS.items():
+        check(frames, summaries)
+    assert CHECKS["fig2_ls_fedadmm_cr_falls"](frames, summaries) in (True, False)
+    assert CHECKS["fig1_all_reach"](frames, summaries) is not None
