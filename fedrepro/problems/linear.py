@@ -162,7 +162,8 @@ class LinearModelProblem(FederatedProblem):
         self.lam = float(lam)
         self.name = name or f"{loss}_glm"
         self._lip = None
-        self._cache_key = None
+        self._cache_key = None          # (w, all client gradients at w) of the last evaluation
+        self._gram = None               # (H_i, c_i) for small-n least squares, built on first use
         if _layout is not None:                                   # built by a generator
             self.sparse = False
             self._dense = _layout
@@ -249,7 +250,7 @@ class LinearModelProblem(FederatedProblem):
                 and self.m * self.dim * self.dim * 8 <= _GRAM_MAX_BYTES)
 
     def _gram_grads(self, W, c):
-        if getattr(self, "_gram", None) is None:
+        if self._gram is None:
             H = np.empty((self.m, self.dim, self.dim))
             cv = np.empty((self.m, self.dim))
             for bk, pos, idx in self._dense.chunks(np.arange(self.m)):
