@@ -162,3 +162,14 @@ def test_qsar_problem_facts():
     assert P.client_sizes.min() > 0.025 * 8992 / 100
     r = P.lipschitz()
     assert np.all(r > 1e-3)
+
+
+def test_build_linreg_from_arrays_and_npz(tmp_path):
+    X, y, ids = _data("squared")
+    path = tmp_path / "mine.npz"
+    np.savez(path, X=X, y=y, client_ids=ids)
+    A = build_problem({"name": "linreg", "X": X, "y": y, "client_ids": ids}, 0)
+    B = build_problem({"name": "linreg", "data": str(path), "lam": 0.0}, 0)
+    w = np.full(X.shape[1], 0.2)
+    assert A.objective(w) == pytest.approx(B.objective(w))
+    assert A.m == 6 and A.loss == "squared"
