@@ -358,12 +358,13 @@ class LinearModelProblem(FederatedProblem):
                                    minlength=k * self.dim).reshape(k, self.dim)
 
     # ---- global quantities in one pass ---------------------------------------------------------
-    def _global(self, w):
+    def _global(self, w, keep_clients=True):
         """One pass over the data at the shared point w: (client losses (m,), grad f (n,),
-        correctly classified samples). Per-client gradients are cached when small enough."""
+        correctly classified samples). With ``keep_clients`` the per-client gradients are
+        cached (when at most 1e7 numbers) for the algorithms' next ``client_grads(w, S)``."""
         w = np.asarray(w, dtype=np.float64)
         m, n = self.m, self.dim
-        keep = m * n <= 10_000_000 and not self.sparse
+        keep = keep_clients and m * n <= 10_000_000 and not self.sparse
         losses = np.empty(m)
         grad = np.zeros(n)
         G = np.empty((m, n)) if keep else None
@@ -399,14 +400,15 @@ class LinearModelProblem(FederatedProblem):
             grad = grad + float(self.weights @ self.lam_i) * w
             if keep:
                 G += self.lam_i[:, None] * w[None, :]
-        self._cache_key = (w.copy(), G) if keep else None
+        if keep or keep_clients:
+            self._cache_key = (w.copy(), G) if keep else None
         return losses, grad, correct
 
     def objective(self, w):
-        return float(self.weights @ self._global(w)[0])
+        return float(self.weights @ self._global(w, keep_clients=False)[0])
 
     def gradient(self, w):
-        return self._global(w)[1]
+        return self._global(w, keep_clients=False)[1]
 
     def evaluate(self, w):
         losses, g, correct = self._global(w)
