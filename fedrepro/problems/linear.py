@@ -249,16 +249,35 @@ class LinearModelProblem(FederatedProblem):
         return (self.loss == "squared" and not self.sparse and self.dim <= _GRAM_MAX_DIM
                 and self.m * self.dim * self.dim * 8 <= _GRAM_MAX_BYTES)
 
+    def _build_gram(self):
+        """H_i = A_i^T A_i / d_i (m, n, n), c_i = A_i^T b_i / d_i (m, n), e_i = ||b_i||^2 / (2 d_i)."""
+        if self._gram is not None:
+            return
+        H = np.empty((self.m, self.dim, self.dim))
+        cv = np.empty((self.m, self.dim))
+        e = np.empty(self.m)
+        for bk, pos, idx in self._dense.chunks(np.arange(self.m)):
+            Xc, yc = _take(bk.X, pos), _take(bk.y, pos)
+            dsz = bk.sizes[pos][:, None]
+            H[idx] = np.matmul(Xc.transpose(0, 2, 1), Xc) / dsz[:, :, None]
+            cv[idx] = np.matmul(yc[:, None, :], Xc)[:, 0, :] / dsz
+            e[idx] = 0.5 * np.einsum("ij,ij->i", yc, yc) / dsz[:, 0]
+        self._gram, self._gram_sel = (H, cv, e), (None, None)
+
+    def _gram_global(self, w):
+        """All client losses and gradients at a shared w from the Gram matrices:
+        G_i = H_i w - c_i, f_i = w.(H_i w)/2 - c_i.w + e_i = (w.G_i - c_i.w)/2 + e_i."""
+        self._build_gram()
+        H, cv, e = self._gram
+        m, n = self.m, self.dim
+        G = (H.reshape(m * n, n) @ w).reshape(m, n)
+        cw = cv @ w
+        G -= cv
+        losses = 0.5 * (G @ w - cw) + e
+        return losses, G
+
     def _gram_grads(self, W, c):
-        if self._gram is None:
-            H = np.empty((self.m, self.dim, self.dim))
-            cv = np.empty((self.m, self.dim))
-            for bk, pos, idx in self._dense.chunks(np.arange(self.m)):
-                Xc = _take(bk.X, pos)
-                dsz = bk.sizes[pos][:, None]
-                H[idx] = np.matmul(Xc.transpose(0, 2, 1), Xc) / dsz[:, :, None]
-                cv[idx] = np.matmul(_take(bk.y, pos)[:, None, :], Xc)[:, 0, :] / dsz
-            self._gram, self._gram_sel = (H, cv), (None, None)
+        self._build_gram()
         key = c.tobytes()
         if self._gram_sel[0] != key:                    # same clients for the k0 steps of a round
             self._gram_sel = (key, (self._gram[0][c], self._gram[1][c]))
@@ -369,7 +388,11 @@ class LinearModelProblem(FederatedProblem):
         grad = np.zeros(n)
         G = np.empty((m, n)) if keep else None
         correct = 0.0
-        if self.sparse:
+        if self._use_gram():
+            losses, G = self._gram_global(w)
+            grad = self.weights @ G
+            keep = keep_clients
+        elif self.sparse:
             z = self._X @ w
             val, s = self._loss_deriv(z, self._y)
             dsz = self.client_sizes.astype(np.float64)
