@@ -68,6 +68,18 @@ class DataPlan:
         return list(DATASETS[split_key(key)[0]].urls)
 
 
+def local_datasets(data: DataPlan) -> list[str]:
+    """Keys (``name`` or ``name-variant``) of every raw form the cache or mirror holds completely."""
+    from .data import DATASETS, available
+
+    keys = []
+    for name, spec in sorted(DATASETS.items()):
+        for variant in spec.variants:
+            if available(name, data.cache, data.mirror, variant=variant):
+                keys.append(name if variant == spec.default_variant else f"{name}{VARIANT_SEP}{variant}")
+    return keys
+
+
 def _reachable(urls, timeout: float = 3.0) -> bool:
     """True when the first URL's host accepts a TCP connection (no download)."""
     for url in urls[:1]:

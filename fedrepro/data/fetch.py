@@ -59,7 +59,8 @@ class ChecksumError(ValueError):
     def __init__(self, path, expected: str, actual: str, what: str = "file"):
         self.path, self.expected, self.actual = str(path), expected, actual
         super().__init__(f"checksum mismatch for {what} {self.path}: expected sha256 {expected}, "
-                         f"got sha256 {actual}; the bad copy was deleted")
+                         f"got sha256 {actual}; nothing from it was kept in the cache (mirror files are "
+                         f"never modified; a bad download is deleted). Replace the file with an intact copy.")
 
 
 class DatasetUnavailable(RuntimeError):

@@ -25,3 +25,9 @@ rule preprocess:
         mirror=lambda wc: DATA.mirror,
     script:
         "../scripts/preprocess.py"
+
+
+rule data:
+    """Fetch and verify every dataset (each raw variant) that the cache or mirror holds."""
+    input:
+        lambda wc: [f"data/raw/{key}.verified.json" for key in ws.local_datasets(DATA)],
