@@ -118,7 +118,6 @@ def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed
         alg_params = dict(alg_params or {})
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
         fixed = {k: v for k, v in alg_params.items() if not isinstance(v, list)}
-        own_grid = {k: v for k, v in grid.items() if k.split(".")[0] == alg_name}
         shared_grid = {k: v for k, v in grid.items() if k.split(".")[0] != alg_name
                        and k.split(".")[0] in algorithms}
         keys = [k for k in grid_keys if k not in shared_grid] + sorted(f"{alg_name}.{k}" for k in swept)

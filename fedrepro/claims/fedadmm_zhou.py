@@ -10,7 +10,6 @@ import json
 import math
 
 import numpy as np
-import pandas as pd
 
 from ..figures.fedadmm_zhou import ALGS, choose_steps, medians
 

@@ -19,3 +19,55 @@ class FigureSpec:
     experiments: list
     render: Callable
     kind: str = "figure"
+
+
+def save_figure(fig, out, dpi: int = 130) -> None:
+    """Write ``fig`` as ``out.pdf`` and ``out.png`` (``out`` has no suffix) and close it."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out.with_suffix(".pdf"), bbox_inches="tight")
+    fig.savefig(out.with_suffix(".png"), dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _tex_escape(text: str) -> str:
+    return str(text).replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("%", "\\%").replace("&", "\\&")
+
+
+def write_table(table, out, caption: str, columns=None, formats: dict | None = None, align: str | None = None) -> None:
+    """Write a table as ``out.csv`` (raw values), ``out.md`` and ``out.tex`` (formatted).
+
+    table : DataFrame; columns : display names (default: the frame's); formats : column ->
+    format string such as ``"{:.4f}"`` (default: floats with 4 significant digits);
+    missing values show as ``n/a``; align : LaTeX column spec (default right-aligned).
+    """
+    from pathlib import Path
+
+    import pandas as pd
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out.with_suffix(".csv"), index=False)
+    formats = formats or {}
+
+    def fmt(col, v):
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return "n/a"
+        if col in formats:
+            return formats[col].format(v)
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    names = list(columns or table.columns)
+    rows = [[fmt(c, v) for c, v in zip(table.columns, r)] for r in table.itertuples(index=False)]
+    md = [caption, "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    md += ["| " + " | ".join(r) + " |" for r in rows]
+    out.with_suffix(".md").write_text("\n".join(md) + "\n")
+    tex = ["% " + caption.replace("\n", " "), "\\begin{tabular}{" + (align or "r" * len(names)) + "}", "\\hline",
+           " & ".join(_tex_escape(n) for n in names) + " \\\\", "\\hline"]
+    tex += [" & ".join(_tex_escape(v) for v in r) + " \\\\" for r in rows]
+    tex += ["\\hline", "\\end{tabular}"]
+    out.with_suffix(".tex").write_text("\n".join(tex) + "\n")

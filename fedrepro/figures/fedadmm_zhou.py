@@ -8,12 +8,10 @@ Aggregation: median over instances; points where some instance hit the round cap
 """
 from __future__ import annotations
 
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from .base import FigureSpec
+from .base import FigureSpec, save_figure, write_table
 
 ALGS = ["fedadmm", "fedavg", "fedprox", "fedalt", "fedsim"]
 LABELS = {"fedadmm": "FedADMM", "fedavg": "FedAvg", "fedprox": "FedProx", "fedalt": "FedAlt", "fedsim": "FedSim"}
@@ -30,12 +28,6 @@ def _plt():
     return plt
 
 
-def _save(fig, out: Path):
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(out.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    _plt().close(fig)
 
 
 def _has(df) -> bool:
@@ -121,7 +113,7 @@ def _sweep_figure(x, xlabel, rows, title):
                 break
         fig.suptitle(f"{title}\n{RULE_NOTE}", fontsize=9)
         fig.tight_layout()
-        _save(fig, out)
+        save_figure(fig, out)
     return render
 
 
@@ -142,7 +134,7 @@ def render_fig1(frames, summaries, out):
     if not _has(df):
         for ax in axes:
             _empty(ax, "no results (experiment fig2_ls)")
-        _save(fig, out)
+        save_figure(fig, out)
         return
     inst = int(df["instance"].min())
     chosen = choose_steps(s[s["instance"] == inst], ["k0"])
@@ -175,7 +167,7 @@ def render_fig1(frames, summaries, out):
     fig.suptitle(f"Fig. 1: objective vs CR, Ex. 5.1 (n, m, rho) = (100, 100, 0.5), instance {inst}\n{RULE_NOTE}",
                  fontsize=9)
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 PAPER_TABLE1 = {"qot": ("qot", "Qsar oral toxicity", "UCI", 1024, 8992, "table1_qot"),
@@ -201,20 +193,9 @@ def table1_frame(summaries, which=("qot", "rls")) -> pd.DataFrame:
 
 def _table1(which, note):
     def render(frames, summaries, out):
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        t = table1_frame(summaries, which)
-        t.to_csv(out.with_suffix(".csv"), index=False)
-        shown = t.astype(object).where(t.notna(), "n/a")
-        cols = list(shown.columns)
-        md = [f"Table 1: descriptions of the real datasets (ours computed from the processed data){note}", "",
-              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        md += ["| " + " | ".join(str(v) for v in r) + " |" for r in shown.itertuples(index=False)]
-        out.with_suffix(".md").write_text("\n".join(md) + "\n")
-        tex = ["\\begin{tabular}{" + "l" * len(cols) + "}", " & ".join(cols) + " \\\\ \\hline"]
-        tex += [" & ".join(str(v) for v in r) + " \\\\" for r in shown.itertuples(index=False)]
-        tex.append("\\end{tabular}")
-        out.with_suffix(".tex").write_text("\n".join(tex).replace("_", "\\_") + "\n")
+        write_table(table1_frame(summaries, which), out,
+                    f"Table 1: descriptions of the real datasets (ours computed from the processed data){note}",
+                    align="lll" + "r" * 5)
     return render
 
 

@@ -8,12 +8,11 @@ the last round's uploaders of log10(||w_i|| / ||eps_i||).
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .base import FigureSpec
+from .base import FigureSpec, save_figure, write_table
 
 ALGOS = ["sfedavg", "sfedprox", "fedepm"]
 LABEL = {"sfedavg": "SFedAvg", "sfedprox": "SFedProx", "fedepm": "FedEPM"}
@@ -38,12 +37,6 @@ def _plt():
     return plt
 
 
-def _save(fig, out: Path) -> None:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(out.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    _plt().close(fig)
 
 
 def run_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -95,7 +88,7 @@ def render_fig2(frames, summaries, out):
             ax.legend(fontsize=7)
     fig.suptitle(f"FedEPM Fig. 2: objective vs CR, (eps, rho) = (0.1, 0.5), trial {trial}; {RULE}", fontsize=10)
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 # ---- fig3: CR and TCT vs k0 ---------------------------------------------------------------------
@@ -126,7 +119,7 @@ def render_fig3(frames, summaries, out):
             ax.legend(fontsize=8)
     fig.suptitle(f"FedEPM Fig. 3: effect of k0, (eps, rho) = (0.1, 0.5); {RULE}", fontsize=10)
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 # ---- table1: LCT vs k0 --------------------------------------------------------------------------
@@ -154,24 +147,13 @@ def render_table1(frames, summaries, out):
     loop = "one update call per client" if exp == "table1" else "clients vectorized (fig3 runs)"
     tab = table1_frame(summaries[exp])
     n_trials = summaries[exp]["instance"].nunique()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tab.to_csv(out.with_suffix(".csv"), index=False)
     head = (f"FedEPM Table I: mean LCT (s) per round vs k0 (ours: numpy, {loop}, {n_trials} trials, {RULE}; "
             "paper: MATLAB, 100 trials, header 'm = 128' read as m = 100). Absolute seconds are "
             "platform-dependent: compare orderings and ratios.")
     fmt = {c: ("{:.0f}" if c in ("m", "k0") else "{:.2f}" if "/" in c else "{:.5f}") for c in tab.columns}
-    rows = [[fmt[c].format(v) if pd.notna(v) else "" for c, v in zip(tab.columns, r)] for r in tab.itertuples(index=False)]
     names = [c.replace("sfedavg", "SFedAvg").replace("sfedprox", "SFedProx").replace("fedepm", "FedEPM")
              .replace("_paper", " (paper)") for c in tab.columns]
-    md = [head, "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    md += ["| " + " | ".join(r) + " |" for r in rows]
-    out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    tex = ["% " + head, "\\begin{tabular}{" + "r" * len(names) + "}", "\\hline",
-           " & ".join(n.replace("/", "/\\allowbreak ") for n in names) + " \\\\", "\\hline"]
-    tex += [" & ".join(r) + " \\\\" for r in rows]
-    tex += ["\\hline", "\\end{tabular}"]
-    out.with_suffix(".tex").write_text("\n".join(tex) + "\n")
+    write_table(tab, out, head, columns=names, formats=fmt)
 
 
 # ---- box plots (fig4: rho, fig5: epsilon) ------------------------------------------------------
@@ -197,7 +179,7 @@ def _boxes(t, by, metrics, title, out):
     fig.suptitle(f"{title} ({t['instance'].nunique()} trials per setting; box = IQR, whiskers 1.5 IQR, "
                  f"x = outliers; {RULE})", fontsize=9)
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 def render_fig4(frames, summaries, out):
@@ -241,22 +223,10 @@ def variants_frame(summaries) -> pd.DataFrame:
 
 def render_variants(frames, summaries, out):
     tab = variants_frame(summaries)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tab.to_csv(out.with_suffix(".csv"), index=False)
     head = ("FedEPM variants at (m, k0, rho, eps) = (50, 12, 0.5, 0.1): paper-literal vs authors'-code choices "
             "(defaults: mu_scaling=over_di, ens_sign=corrected, aggregate_over=previous, stop=code).")
-    cols = list(tab.columns)
-    fmt = lambda v: (f"{v:.4f}" if isinstance(v, float) else str(v))
-    md = [head, "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    md += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in tab.itertuples(index=False)]
-    out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    tex = ["% " + head, "\\begin{tabular}{ll" + "r" * (len(cols) - 2) + "}", "\\hline",
-           " & ".join(cols).replace("_", "\\_") + " \\\\", "\\hline"]
-    tex += [" & ".join(fmt(v) for v in r).replace("_", "\\_") + " \\\\" for r in tab.itertuples(index=False)]
-    tex += ["\\hline", "\\end{tabular}"]
-    out.with_suffix(".tex").write_text("\n".join(tex) + "\n")
-
+    write_table(tab, out, head, formats={c: "{:.4f}" for c in tab.columns if tab[c].dtype.kind == "f"},
+                align="ll" + "r" * (len(tab.columns) - 2))
 
 FIGURES = {
     "fig2": FigureSpec(experiments=["fig3"], render=render_fig2),

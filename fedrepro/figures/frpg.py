@@ -10,7 +10,6 @@ With several seeds the line is the mean and the band the min-max over seeds.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import matplotlib
 
@@ -19,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .base import FigureSpec  # noqa: E402
+from .base import FigureSpec, save_figure  # noqa: E402
 
 DATASETS = [("usps", "USPS"), ("mnist", "MNIST"), ("fashion_mnist", "Fashion-MNIST")]
 SERIES_ORDER = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned", "Krum", "GeoMed",
@@ -70,12 +69,6 @@ def curve(df: pd.DataFrame, series: str, ds: str, metric: str) -> pd.DataFrame:
     return pd.DataFrame({"mean": g.mean(), "lo": g.min(), "hi": g.max()}).reset_index()
 
 
-def _save(fig, out: Path):
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".pdf"))
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-    plt.close(fig)
 
 
 def _panel(ax, df, ds, metric, series_list):
@@ -124,7 +117,7 @@ def _render(frames, exp, metric, series_list, title, out, *, loss=False, hline=N
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=9, frameon=False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 LOSS_SERIES = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned"]

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .base import save_figure  # noqa: E402
+
 def swept_columns(df: pd.DataFrame) -> list[str]:
     """The experiment's swept setting columns (recorded by the runner in ``swept``) that vary."""
     if "swept" not in df.columns:
@@ -23,12 +25,6 @@ def _label(row, cols) -> str:
     return ", ".join([row["algorithm"]] + [f"{c}={row[c]}" for c in cols if c != "algorithm"])
 
 
-def _save(fig, out: Path):
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".pdf"))
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-    plt.close(fig)
 
 
 def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2"), logy: bool = False, **_):
@@ -50,7 +46,7 @@ def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{df['paper'].iloc[0]}/{df['experiment'].iloc[0]}")
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 def plot_sweep(summary: pd.DataFrame, out: Path, metrics=("objective",), logy: bool = False, **_):
@@ -76,4 +72,4 @@ def plot_sweep(summary: pd.DataFrame, out: Path, metrics=("objective",), logy: b
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{summary['paper'].iloc[0]}/{summary['experiment'].iloc[0]}: final values")
     fig.tight_layout()
-    _save(fig, out)
+    save_figure(fig, out)
