@@ -1,7 +1,7 @@
 """FedEPM benchmarks (spec 001 Sec. 8).
 
     python benchmarks/bench_fedepm.py                 # one FedEPM run (Adult, m=100, k0=12) + ENS (m=n=1000)
-    python benchmarks/bench_fedepm.py --quick-paper   # every fedepm experiment at scale=quick, 2 processes
+    python benchmarks/quick_cost.py fedepm            # every fedepm experiment at scale=quick, 2 processes
 
 ``--data`` is a folder with ``adult.npz`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
 (default: the read-only mirror). Run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1.
@@ -13,7 +13,6 @@ import os
 import resource
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 
@@ -60,63 +59,10 @@ def bench_ens(m: int = 1000, n: int = 1000, repeats: int = 10) -> dict:
             "target_ms": 50.0}
 
 
-def _run_one(args):
-    from fedrepro.runner import run_cell
-
-    cell, data_dir, keep = args
-    t0 = time.process_time()
-    df = run_cell(cell, data_dir=data_dir)
-    return cell["experiment"], cell["algorithm"], time.process_time() - t0, (df if keep else None)
-
-
-def quick_paper(data_dir: str, scale: str = "quick", processes: int = 2, out: str | None = None,
-                only: list | None = None) -> dict:
-    """Run every fedepm experiment at ``scale`` the way the workflow will (one cell per job);
-    with ``out``, write ``<out>/<exp>.parquet`` and ``<out>/<exp>.summary.parquet``."""
-    import multiprocessing as mp
-
-    import yaml
-
-    from fedrepro.experiments import expand
-
-    root = Path(__file__).resolve().parents[1]
-    blocks = yaml.safe_load(open(root / "workflow" / "papers" / "fedepm.yaml"))["experiments"]
-    if only:
-        blocks = {e: b for e, b in blocks.items() if e in only}
-    cells = [c for e, b in blocks.items() for c in expand("fedepm", e, b, scale)]
-    t0 = time.perf_counter()
-    with mp.get_context("fork").Pool(processes) as pool:
-        res = pool.map(_run_one, [(c, data_dir, out is not None) for c in cells], chunksize=1)
-    wall = time.perf_counter() - t0
-    cpu = {}
-    for exp, alg, t, _ in res:
-        cpu[(exp, alg)] = cpu.get((exp, alg), 0.0) + t
-    if out is not None:
-        import pandas as pd
-
-        from fedrepro.results import summarize
-
-        Path(out).mkdir(parents=True, exist_ok=True)
-        for exp in blocks:
-            df = pd.concat([d for e, _, _, d in res if e == exp], ignore_index=True, sort=False)
-            df.to_parquet(Path(out) / f"{exp}.parquet")
-            summarize(df).to_parquet(Path(out) / f"{exp}.summary.parquet")
-    return {"cells": len(cells), "wall_s": wall, "cpu_s": sum(t for _, _, t, _ in res),
-            "cpu_by_experiment_algorithm": {f"{e}/{a}": round(v, 1) for (e, a), v in sorted(cpu.items())}}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("FEDEPM_DATA", MIRROR))
-    ap.add_argument("--quick-paper", action="store_true")
-    ap.add_argument("--scale", default="quick")
-    ap.add_argument("--out", default=None, help="with --quick-paper: folder for the results frames")
-    ap.add_argument("--only", default=None, help="with --quick-paper: comma-separated experiment ids")
     args = ap.parse_args()
-    if args.quick_paper:
-        print(quick_paper(args.data, args.scale, out=args.out,
-                          only=args.only.split(",") if args.only else None))
-        return
     print("ENS:", bench_ens())
     print("FedEPM run:", bench_run(args.data))
 

@@ -1,0 +1,86 @@
+"""Compute cost of a paper's experiments without the workflow's per-job overhead.
+
+    OMP_NUM_THREADS=1 python benchmarks/quick_cost.py fedepm [--scale quick] [-j 2] [--only fig3 table1]
+        [--data-dir data/processed] [--out DIR]
+
+Expands ``workflow/papers/<paper>.yaml`` exactly as the workflow does, runs every cell with
+``fedrepro.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
+and prints wall time, summed CPU time and the CPU time per (experiment, algorithm). With ``--out``
+it also writes ``<out>/<paper>/<experiment>(.summary).parquet``. The processed datasets must
+exist (``snakemake -j 2 data/processed/<dataset>.npz``). Reference cells (stop rule ``target``)
+run before the cells that need them.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(cell, data_dir, reference):
+    from fedrepro.runner import run_cell
+
+    c = time.process_time()
+    df = run_cell(cell, data_dir=data_dir, reference=reference)
+    return df, time.process_time() - c
+
+
+def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "data/processed",
+              only=None, out: str | None = None, seed: int = 20260101) -> dict:
+    import pandas as pd
+
+    from fedrepro.experiments import expand, load_paper_fragment, reference_cell
+    from fedrepro.results import summarize
+
+    blocks = load_paper_fragment(paper, ROOT)["experiments"]
+    cells = [c for e, b in blocks.items() if not only or e in only for c in expand(paper, e, b, scale, seed)]
+    by_exp = {}
+    for c in cells:
+        by_exp.setdefault(c["experiment"], []).append(c)
+    refs = {c["cell"]: reference_cell(c, by_exp[c["experiment"]]) for c in cells}
+    first = sorted((c for c in cells if refs[c["cell"]] is None), key=lambda c: -c["max_rounds"])
+    second = [c for c in cells if refs[c["cell"]] is not None]
+    t0 = time.perf_counter()
+    frames, cpu = {}, {}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for batch in (first, second):
+            futs = [(c, pool.submit(_run, c, data_dir,
+                                    None if refs[c["cell"]] is None else
+                                    summarize(frames[refs[c["cell"]]["cell"]]).iloc[0].to_dict()))
+                    for c in batch]
+            for c, f in futs:
+                df, dc = f.result()
+                frames[c["cell"]] = df
+                key = f"{c['experiment']}/{c['algorithm']}"
+                cpu[key] = cpu.get(key, 0.0) + dc
+    wall = time.perf_counter() - t0
+    if out:
+        folder = Path(out) / paper
+        folder.mkdir(parents=True, exist_ok=True)
+        for exp, cs in by_exp.items():
+            df = pd.concat([frames[c["cell"]] for c in cs], ignore_index=True, sort=False)
+            df.to_parquet(folder / f"{exp}.parquet")
+            summarize(df).to_parquet(folder / f"{exp}.summary.parquet")
+    return {"paper": paper, "scale": scale, "cells": len(cells), "wall_s": round(wall, 1),
+            "cpu_s": round(sum(cpu.values()), 1), "cpu_by_experiment_algorithm": {k: round(v, 1) for k, v in sorted(cpu.items())}}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paper")
+    ap.add_argument("--scale", default="quick")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--data-dir", default="data/processed")
+    ap.add_argument("--only", nargs="*", default=None, help="experiment ids (default: all)")
+    ap.add_argument("--out", default=None, help="folder for the results frames")
+    args = ap.parse_args(argv)
+    result = run_paper(args.paper, args.scale, args.jobs, args.data_dir, args.only, args.out)
+    for key, value in result.items():
+        print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
