@@ -6,7 +6,6 @@ import importlib
 import io
 import json
 import lzma
-import os
 import re
 import shutil
 import tarfile
@@ -25,15 +24,6 @@ MIRROR_ENV = "FEDREPRO_DATA_MIRROR"
 fetch_mod = importlib.import_module("fedrepro.data.fetch")
 
 
-@pytest.fixture(scope="module")
-def mirror() -> Path:
-    """The offline mirror named by $FEDREPRO_DATA_MIRROR (tests skip without it)."""
-    m = os.environ.get(MIRROR_ENV)
-    if not m:
-        pytest.skip(f"{MIRROR_ENV} is unset: no offline dataset mirror to test against")
-    if not Path(m, "manifest.json").is_file():
-        pytest.skip(f"{MIRROR_ENV}={m} is not a dataset mirror folder (no manifest.json)")
-    return Path(m)
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import bz2
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,14 +19,6 @@ from fedrepro.data.registry import SHL_CHANNELS, SHL_LOCATIONS
 MIRROR_ENV = "FEDREPRO_DATA_MIRROR"
 
 
-@pytest.fixture(scope="module")
-def mirror() -> Path:
-    m = os.environ.get(MIRROR_ENV)
-    if not m:
-        pytest.skip(f"{MIRROR_ENV} is unset: no offline dataset mirror to test against")
-    if not Path(m, "manifest.json").is_file():
-        pytest.skip(f"{MIRROR_ENV}={m} is not a dataset mirror folder (no manifest.json)")
-    return Path(m)
 
 
 @pytest.fixture(scope="module")
