@@ -23,6 +23,7 @@ class Personalized(LocalGD):
 
     def _init_extra(self, state, problem, ctx):
         state.Vp = np.zeros((problem.m, problem.dim))       # personal models v_i (persist)
+        state.k0 = ctx.k0
 
     def _gw(self, state, problem, clients, t):
         return (1 - self.alpha) * self._grads(state, problem, state.V, clients, fresh=t > 0)
@@ -61,13 +62,6 @@ class FedAlt(Personalized):
     def upload(self, state, problem, clients, r):
         if self.schedule == "block":
             Vp = state.Vp[clients]
-            for t in range(self._k0):
+            for t in range(state.k0):
                 self._wstep(state, problem, clients, Vp, t)
         return state.V
-
-    def begin_round(self, state, problem, clients, r):
-        super().begin_round(state, problem, clients, r)
-
-    def init(self, problem, ctx):
-        self._k0 = ctx.k0
-        return super().init(problem, ctx)
