@@ -7,8 +7,10 @@ identifiers   paper, experiment, cell, algorithm, instance, seed
 settings      k0, rho, m, dim, n_samples, params (algorithm parameters, JSON),
               problem (problem spec, JSON), swept (JSON list of the swept columns),
               + one column per swept key
-run outcome   status, stop_reason, rounds, iterations, run_wall_time, run_local_time
-per round     round, iteration, wall_time, local_time, objective, grad_norm2,
+run outcome   status, stop_reason, rounds, iterations, run_wall_time, run_cpu_time, run_local_time,
+              run_local_cpu_time
+per round     round, iteration, wall_time, cpu_time, local_time, local_cpu_time,
+              objective, grad_norm2,
               + every extra metric the problem/algorithm records (accuracy, err, snr, loss_F ...)
 """
 from __future__ import annotations
@@ -25,8 +27,9 @@ import pandas as pd
 from . import __version__
 
 IDENTIFIERS = ["paper", "experiment", "cell", "algorithm", "instance", "seed"]
-RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_local_time"]
-ROUND_COLUMNS = ["round", "iteration", "wall_time", "local_time", "objective", "grad_norm2"]
+RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_cpu_time", "run_local_time",
+               "run_local_cpu_time"]
+ROUND_COLUMNS = ["round", "iteration", "wall_time", "cpu_time", "local_time", "local_cpu_time", "objective", "grad_norm2"]
 METADATA_KEY = b"fedrepro"
 
 
@@ -63,7 +66,9 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "swept": json.dumps(sorted(cell.get("columns") or {})),
         "status": result.status, "stop_reason": result.stop_reason, "rounds": int(result.rounds),
         "iterations": int(result.iterations), "run_wall_time": float(result.wall_time),
+        "run_cpu_time": float(result.cpu_time),
         "run_local_time": float(result.local_time),
+        "run_local_cpu_time": float(result.local_cpu_time),
     }
     for key, value in (cell.get("columns") or {}).items():
         const[key] = value

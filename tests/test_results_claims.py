@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedrepro.claims import evaluate, to_markdown, verdict
+from fedrepro.claims import NotTestable, Outcome, evaluate, to_markdown, validate_claims, verdict
 from fedrepro.results import read_metadata, run_frame, summarize, write_parquet
 from fedrepro.simulation import simulate
 from tests.toys import LocalGD, Quadratic
@@ -54,12 +54,16 @@ def test_summary_one_row_per_run():
 def test_verdicts_are_computed():
     assert verdict(True, None, "true") == "holds"
     assert verdict(0, None, "true") == "fails"
-    assert verdict(None, 3, "approx", 1) == "n/a"
+    assert verdict(None, 3, "approx", 1) == "not testable here"
     assert verdict(3.4, 3, "approx", 0.5) == "holds" and verdict(3.6, 3, "approx", 0.5) == "fails"
     assert verdict(105, 100, "rel", 0.1) == "holds" and verdict(120, 100, "rel", 0.1) == "fails"
     assert verdict(5, 4, "le") == "fails" and verdict(5, 4, "ge") == "holds"
+    assert verdict(30, 10, "band", 3) == "holds" and verdict(31, 10, "band", 3) == "fails"
+    assert verdict(3.4, 10, "band", 3) == "holds" and verdict(3.3, 10, "band", 3) == "fails"
     with pytest.raises(ValueError, match="compare"):
         verdict(1, 1, "roughly")
+    with pytest.raises(ValueError, match="ratio tolerance"):
+        verdict(1, 1, "band", 0.5)
 
 
 def test_evaluate_claims_from_results():
@@ -73,7 +77,63 @@ def test_evaluate_claims_from_results():
     checks = {"dec": lambda f, s: bool(f["e"]["objective"].iloc[-1] < f["e"]["objective"].iloc[0]),
               "rounds": lambda f, s: int(s["e"]["rounds"].iloc[0])}
     table = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", skipped={"x": ["real_sim"]})
-    assert table["verdict"].tolist() == ["holds", "holds", "skipped"]
-    assert "real_sim" in table["note"].iloc[2]
+    assert table["verdict"].tolist() == ["holds", "holds", "not testable here"]
+    assert "real_sim" in table["why"].iloc[2]
+    assert table["why"].iloc[0] == "" and table["why"].iloc[1] == ""
     md = to_markdown(table, "p")
     assert "| c2 |" in md and "**holds**" in md
+
+
+def test_every_row_that_does_not_hold_says_why():
+    df = small_run()
+    claims = [
+        {"id": "numbers", "text": "t", "check": "rounds", "compare": "approx", "paper_value": 50, "tolerance": 1,
+         "experiments": ["e"]},
+        {"id": "explained", "text": "t", "check": "explained", "compare": "true", "experiments": ["e"]},
+        {"id": "capped", "text": "t", "check": "capped", "compare": "true", "experiments": ["e"]},
+        {"id": "paper_only", "text": "t", "check": "rounds", "compare": "approx", "paper_value": 5,
+         "experiments": ["e"], "testable_at": ["paper"], "untestable_reason": "needs paper scale: max_rounds 4000"},
+        {"id": "static_why", "text": "t", "check": "rounds", "compare": "le", "paper_value": 1,
+         "experiments": ["e"], "why": "the paper's step is unstated"},
+    ]
+    checks = {"rounds": lambda f, s: int(s["e"]["rounds"].iloc[0]),
+              "explained": lambda f, s: Outcome(False, "FedAlt hit its cap"),
+              "capped": lambda f, s: NotTestable("needs paper scale: 3 of 4 runs hit max_rounds = 60")}
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="quick").set_index("claim")
+    assert t.loc["numbers", "verdict"] == "fails" and "ours 5 vs paper 50" in t.loc["numbers", "why"]
+    assert t.loc["explained", "verdict"] == "fails" and t.loc["explained", "why"] == "FedAlt hit its cap"
+    assert t.loc["capped", "verdict"] == "not testable here" and "max_rounds = 60" in t.loc["capped", "why"]
+    assert t.loc["capped", "our_value"] == "—"
+    assert t.loc["paper_only", "verdict"] == "not testable here" and "paper scale" in t.loc["paper_only", "why"]
+    assert t.loc["paper_only", "our_value"] == "5"                 # computed and shown all the same
+    assert t.loc["static_why", "why"] == "the paper's step is unstated"
+    # at paper scale the scale-gated claim is judged
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="paper").set_index("claim")
+    assert t.loc["paper_only", "verdict"] == "holds" and t.loc["paper_only", "why"] == ""
+
+
+def test_claims_files_are_validated():
+    with pytest.raises(ValueError, match="duplicate claim id"):
+        validate_claims([{"id": "a", "check": "x"}, {"id": "a", "check": "y"}], "p")
+    with pytest.raises(ValueError, match="unknown key"):
+        validate_claims([{"id": "a", "check": "x", "tolerence": 1}], "p")
+    with pytest.raises(ValueError, match="untestable_reason"):
+        validate_claims([{"id": "a", "check": "x", "testable_at": ["paper"]}], "p")
+
+
+def test_status_block_generated_from_claims_parquet(tmp_path):
+    from fedrepro.claims.status import BEGIN, END, main
+
+    for paper, verdicts in {"fedepm": ["holds", "holds", "fails"], "frpg": ["holds", "not testable here"]}.items():
+        (tmp_path / "results" / paper).mkdir(parents=True)
+        pd.DataFrame({"claim": [f"c{i}" for i in range(len(verdicts))], "verdict": verdicts}).to_parquet(
+            tmp_path / "results" / paper / "claims.parquet")
+    doc = tmp_path / "README.md"
+    doc.write_text(f"intro\n{BEGIN}\nold counts\n{END}\noutro\n")
+    results = str(tmp_path / "results")
+    assert main(["--check", "--results", results, str(doc)]) == 1
+    assert main(["--results", results, str(doc)]) == 0
+    text = doc.read_text()
+    assert "| fedepm | 2 | 1 | 0 | 3 |" in text and "| frpg | 1 | 0 | 1 | 2 |" in text
+    assert text.startswith("intro\n") and text.endswith("outro\n") and "old counts" not in text
+    assert main(["--check", "--results", results, str(doc)]) == 0

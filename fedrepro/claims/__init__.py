@@ -1,39 +1,87 @@
 """Claims: a paper's checkable statements, evaluated against our results.
 
 ``workflow/papers/<paper>.claims.yaml`` lists the claims (id, text, paper_value,
-check, compare, tolerance, experiments); ``fedrepro/claims/<paper>.py`` exports
+check, compare, tolerance, experiments; optionally ``why``, ``testable_at`` +
+``untestable_reason``); ``fedrepro/claims/<paper>.py`` exports
 ``CHECKS = {name: func(frames, summaries) -> our value}``. The verdict is always
-computed here from the value the check returns — never written by hand.
+computed here from the value the check returns — never written by hand:
+
+- ``holds`` / ``fails``: the value compared with the paper's (``compare``/``tolerance``);
+- ``not testable here``, with the reason: a dataset is unavailable, the claim is declared
+  ``testable_at: [paper]`` (the quick scale cannot test it: the reason names the knob), or the
+  check returned :class:`NotTestable` (e.g. the runs it needs hit a round cap).
+
+Every row that does not hold carries a ``why``: the check's :class:`Outcome` explanation, the
+claim's ``why`` text, or the numbers that were compared.
 """
 from __future__ import annotations
 
 import importlib
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-COMPARES = ("true", "approx", "rel", "le", "ge")
+COMPARES = ("true", "approx", "rel", "le", "ge", "band")
+HOLDS, FAILS, NOT_TESTABLE = "holds", "fails", "not testable here"
+VERDICTS = (HOLDS, FAILS, NOT_TESTABLE)
+COLUMNS = ["paper", "claim", "text", "paper_value", "our_value", "compare", "tolerance", "verdict", "why"]
+
+
+@dataclass(frozen=True)
+class NotTestable:
+    """Returned by a check when this build cannot test the claim; ``reason`` says why and which
+    knob would make it testable (e.g. "needs paper scale: 5 of 8 baseline runs hit the
+    max_rounds = 120 cap (paper: 1000)")."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check's value with the explanation shown when the verdict is not ``holds``."""
+
+    value: Any
+    why: str = ""
 
 
 def verdict(value, paper_value, compare: str, tolerance=None) -> str:
-    """``holds`` / ``fails`` / ``n/a`` (no value could be computed)."""
+    """``holds`` / ``fails`` / ``not testable here`` (no value could be computed).
+
+    compare: ``true`` (value is truthy), ``approx`` (|v - p| <= tol), ``rel`` (|v - p| <= tol |p|),
+    ``le`` (v <= p + tol), ``ge`` (v >= p - tol), ``band`` (p / tol <= v <= p * tol, tol > 1: a
+    ratio band around the paper's value, for quantities that scale with the platform or the run).
+    """
     if compare not in COMPARES:
         raise ValueError(f"claim compare={compare!r} is not allowed; choose one of {COMPARES}")
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
+        return NOT_TESTABLE
     if compare == "true":
-        return "holds" if bool(value) else "fails"
+        return HOLDS if bool(value) else FAILS
     if paper_value is None:
         raise ValueError(f"claim with compare={compare!r} needs a numeric paper_value")
     v, p = float(value), float(paper_value)
     tol = float(tolerance or 0.0)
+    if compare == "band":
+        if not tol > 1:
+            raise ValueError(f"claim with compare='band' needs a ratio tolerance > 1, got {tolerance!r}")
+        lo, hi = sorted((p / tol, p * tol))
+        return HOLDS if lo <= v <= hi else FAILS
     ok = {"approx": abs(v - p) <= tol,
           "rel": abs(v - p) <= tol * abs(p),
           "le": v <= p + tol,
           "ge": v >= p - tol}[compare]
-    return "holds" if ok else "fails"
+    return HOLDS if ok else FAILS
+
+
+def _test_text(compare: str, tolerance) -> str:
+    tol = _fmt(tolerance)
+    if compare == "band":
+        return f"within x{tol} of the paper's value"
+    return compare + (f" ±{tol}" if tol not in ("—", "0") else "")
 
 
 def _fmt(x) -> str:
@@ -59,31 +107,71 @@ def load_results(paper: str, experiments, results_dir: str | Path = "results"):
 
 
 def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, paper: str = "",
-             skipped: dict | None = None) -> pd.DataFrame:
-    """One row per claim: paper value, our value, verdict, note."""
+             skipped: dict | None = None, scale: str | None = None) -> pd.DataFrame:
+    """One row per claim: paper value, our value, verdict and, for every row that does not hold, why.
+
+    ``skipped`` maps experiment -> missing datasets. A claim with ``testable_at: [paper]`` (and its
+    ``untestable_reason``) is computed and shown but is ``not testable here`` at any other ``scale``;
+    a check may also decide so itself by returning :class:`NotTestable`. A failing row without an
+    explanation (``why`` from the check's :class:`Outcome` or the claim's ``why``) gets the numbers.
+    """
     skipped = skipped or {}
     rows = []
     for claim in claims:
         needed = claim.get("experiments") or []
         missing_data = sorted({d for e in needed for d in skipped.get(e, [])})
         absent = [e for e in needed if e not in frames]
-        note, value = "", None
+        why, value = "", None
+        compare, tolerance = claim.get("compare", "true"), claim.get("tolerance")
         if missing_data:
-            state, note = "skipped", f"dataset unavailable: {', '.join(missing_data)}"
+            state, why = NOT_TESTABLE, f"dataset unavailable here: {', '.join(missing_data)} (see results/skipped.md)"
         elif absent:
-            state, note = "n/a", f"results missing: {', '.join(absent)}"
+            state, why = NOT_TESTABLE, f"results missing: {', '.join(absent)}"
         else:
             name = claim["check"]
             if name not in checks:
                 raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro.claims.{paper}")
             value = checks[name]({e: frames[e] for e in needed}, {e: summaries[e] for e in needed})
-            state = verdict(value, claim.get("paper_value"), claim.get("compare", "true"), claim.get("tolerance"))
+            if isinstance(value, Outcome):
+                value, why = value.value, value.why
+            if isinstance(value, NotTestable):
+                state, why, value = NOT_TESTABLE, value.reason, None
+            else:
+                state = verdict(value, claim.get("paper_value"), compare, tolerance)
+                testable_at = claim.get("testable_at")
+                if testable_at and scale is not None and scale not in testable_at:
+                    state = NOT_TESTABLE
+                    why = claim.get("untestable_reason") or f"needs scale {' or '.join(testable_at)}"
+                elif state == NOT_TESTABLE and not why:
+                    why = "the check found no value in these results"
+                elif state == FAILS and not why:
+                    why = claim.get("why") or (f"ours {_fmt(value)} vs paper {_fmt(claim.get('paper_value'))} "
+                                               f"({_test_text(compare, tolerance)})")
+                elif state == HOLDS:
+                    why = ""
         rows.append({"paper": paper, "claim": claim["id"], "text": claim.get("text", ""),
                      "paper_value": _fmt(claim.get("paper_value")), "our_value": _fmt(value),
-                     "compare": claim.get("compare", "true"), "tolerance": _fmt(claim.get("tolerance")),
-                     "verdict": state, "note": note})
-    return pd.DataFrame(rows, columns=["paper", "claim", "text", "paper_value", "our_value", "compare",
-                                       "tolerance", "verdict", "note"])
+                     "compare": compare, "tolerance": _fmt(tolerance), "verdict": state, "why": why})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def validate_claims(claims: list[dict], paper: str = "") -> None:
+    """Reject malformed claim entries (unknown keys, bad compare, duplicate ids) before evaluation."""
+    allowed = {"id", "text", "paper_value", "check", "compare", "tolerance", "experiments", "testable_at",
+               "untestable_reason", "why"}
+    seen = set()
+    for c in claims:
+        where = f"{paper} claim {c.get('id')!r}"
+        unknown = sorted(set(c) - allowed)
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        if c.get("id") in seen:
+            raise ValueError(f"{where}: duplicate claim id")
+        seen.add(c.get("id"))
+        if c.get("compare", "true") not in COMPARES:
+            raise ValueError(f"{where}: compare={c.get('compare')!r} is not allowed; choose one of {COMPARES}")
+        if c.get("testable_at") and not c.get("untestable_reason"):
+            raise ValueError(f"{where}: testable_at needs an untestable_reason naming the knob")
 
 
 def to_markdown(table: pd.DataFrame, title: str) -> str:
@@ -91,24 +179,41 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     if table.empty:
         return "\n".join(lines + ["No claims defined.", ""])
     counts = table["verdict"].value_counts().to_dict()
-    lines.append("Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "")
-    lines += ["", "| claim | statement | paper | ours | test | verdict | note |", "|---|---|---|---|---|---|---|"]
+    lines.append("Verdicts: " + ", ".join(f"{k} {counts[k]}" for k in VERDICTS if k in counts))
+    lines += ["", "| claim | statement | paper | ours | test | verdict | why (when it does not hold) |",
+              "|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
-        text = str(r.text).replace("|", "\\|").replace("\n", " ")
-        test = r.compare + (f" ±{r.tolerance}" if r.tolerance not in ("—", "0") else "")
-        lines.append(f"| {r.claim} | {text} | {r.paper_value} | {r.our_value} | {test} | **{r.verdict}** | {r.note} |")
+        def cell(x):
+            return str(x).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r.claim} | {cell(r.text)} | {r.paper_value} | {r.our_value} | "
+                     f"{_test_text(r.compare, r.tolerance)} | **{r.verdict}** | {cell(r.why)} |")
     return "\n".join(lines + [""])
 
 
 def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
-                   root: str | Path | None = None):
+                   root: str | Path | None = None, scale: str | None = None):
     """Evaluate ``paper``'s claims file; returns (table, markdown)."""
     from ..workflow_support import load_claims
 
     root = Path(root) if root else Path(__file__).resolve().parents[2]
     claims = load_claims(paper, root)
+    validate_claims(claims, paper)
     checks = getattr(importlib.import_module(f"fedrepro.claims.{paper}"), "CHECKS", {}) if claims else {}
     experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
     frames, summaries = load_results(paper, experiments, results_dir)
-    table = evaluate(claims, checks, frames, summaries, paper, skipped)
+    table = evaluate(claims, checks, frames, summaries, paper, skipped, scale)
     return table, to_markdown(table, paper)
+
+
+def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFrame:
+    """Verdict counts per paper from ``results/<paper>/claims.parquet`` (the README's status table
+    and FIDELITY.md's counts are generated from this: ``python -m fedrepro.claims.status``)."""
+    rows = []
+    for path in sorted(Path(results_dir).glob("*/claims.parquet")):
+        paper = path.parent.name
+        if papers is not None and paper not in papers:
+            continue
+        counts = pd.read_parquet(path)["verdict"].value_counts()
+        rows.append({"paper": paper, **{v: int(counts.get(v, 0)) for v in VERDICTS},
+                     "total": int(counts.sum())})
+    return pd.DataFrame(rows, columns=["paper", *VERDICTS, "total"])

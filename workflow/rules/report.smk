@@ -17,6 +17,7 @@ rule claims:
     params:
         skipped=lambda wc: SKIPPED,
         config_hash=CONFIG_HASH,
+        scale=SCALE,
     script:
         "../scripts/claims.py"
 
