@@ -137,3 +137,23 @@ def test_status_block_generated_from_claims_parquet(tmp_path):
     assert "| fedepm | 2 | 1 | 0 | 3 |" in text and "| frpg | 1 | 0 | 1 | 2 |" in text
     assert text.startswith("intro\n") and text.endswith("outro\n") and "old counts" not in text
     assert main(["--check", "--results", results, str(doc)]) == 0
+
+
+def test_compare_results_ignores_timing_and_finds_changes(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare_results", "scripts/compare_results.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    df = small_run()
+    for side in ("old", "new"):
+        (tmp_path / side / "p").mkdir(parents=True)
+    df.to_parquet(tmp_path / "old" / "p" / "e.parquet")
+    slower = df.assign(wall_time=df["wall_time"] + 1.0, run_cpu_time=9.0, new_metric=1.0)
+    slower.to_parquet(tmp_path / "new" / "p" / "e.parquet")
+    assert mod.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 0
+    changed = df.copy()
+    changed.loc[changed.index[-1], "objective"] *= 1 + 1e-12
+    changed.to_parquet(tmp_path / "new" / "p" / "e.parquet")
+    assert mod.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    assert mod.main([str(tmp_path / "old"), str(tmp_path / "new"), "--rtol", "1e-10"]) == 0
