@@ -556,7 +556,7 @@ def test_cnn1_matches_pytorch(head, dtype, tol):
         p = np.exp(z - z.max(1, keepdims=True))
         z = p / p.sum(1, keepdims=True)
     np.testing.assert_allclose(z, out.detach().numpy(), rtol=tol, atol=tol * np.abs(z).max())
-    loss, g = model.loss_and_grad(w, X, y)
+    loss, g = model.loss_and_grad(w, X, y, head=head)
     assert loss == pytest.approx(loss_t.item(), rel=tol)
     assert g.dtype == dtype
     assert np.linalg.norm(g - g_t) <= tol * 10 * np.linalg.norm(g_t)
