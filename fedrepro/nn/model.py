@@ -7,7 +7,7 @@ import numpy as np
 
 from .heads import get_head
 from .initializers import check_rule, initialise
-from .layers import Layer
+from .layers import Layer, Workspace
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -41,6 +41,10 @@ class Model:
     head : default head ('softmax_ce' or 'logits_ce').
     name : label used in messages.
     dtype : dtype of the vectors returned by :meth:`init` (float32 or float64).
+
+    A model keeps per-layer scratch buffers between calls (reused temporaries, no
+    state that affects results); it is therefore not thread-safe: use one model
+    object per thread. :meth:`clear_workspace` frees them.
 
     The flat vector concatenates, layer by layer, the weight then the bias, each in
     PyTorch's layout (conv (out, in, kh, kw), dense (out, in)), C order: slicing it
@@ -84,6 +88,7 @@ class Model:
         self.n_params = start
         self.n_classes = shapes[-1][0]
         self._first_param_layer = next((i for i, s in enumerate(slots) if s), len(slots))
+        self._ws = tuple(Workspace() for _ in self.layers)
 
     # ---- parameter vector ------------------------------------------------------
     @property
@@ -142,8 +147,8 @@ class Model:
         passed as ``caches`` the per-layer caches for :meth:`backward` are appended to it."""
         w = self._check_w(w)
         x = self._prepare(X, w.dtype)
-        for layer, params in zip(self.layers, self.unflatten(w)):
-            x, cache = layer.forward(params, x, rng)
+        for layer, params, ws in zip(self.layers, self.unflatten(w), self._ws):
+            x, cache = layer.forward(params, x, rng, ws)
             if caches is not None:
                 caches.append(cache)
         return x
@@ -182,11 +187,16 @@ class Model:
         grads = self.unflatten(out)
         for i in range(len(self.layers) - 1, -1, -1):
             need_dx = i > self._first_param_layer
-            g = self.layers[i].backward(params[i], caches[i], g, grads[i], need_dx)
+            g = self.layers[i].backward(params[i], caches[i], g, grads[i], need_dx, self._ws[i])
             caches[i] = None
             if not need_dx:
                 break
         return float(losses.mean()), out
+
+    def clear_workspace(self) -> None:
+        """Free the scratch buffers kept between calls (see :class:`~fedrepro.nn.layers.Workspace`)."""
+        for ws in self._ws:
+            ws.clear()
 
     def summary(self) -> str:
         lines = [f"{self.name}: input {self.input_shape}, init {self.init_rule}, head {self.head}"]
