@@ -61,6 +61,9 @@ TINY = {
                        (1, 6, 6)),
     "flatten_first": ([flatten(), dense(4), relu(), dense(3)], (2, 3, 3)),
     "no_bias": ([conv2d(2, 3, padding=1, bias=False), flatten(), dense(3, bias=False)], (1, 4, 4)),
+    # >= 8 input channels take the channel-last im2col path, fewer the channel-first one
+    "wide_convs": ([conv2d(8, 3, padding=1), conv2d(3, 3, stride=2, padding=1), maxpool2d(2), flatten(), dense(3)],
+                   (9, 6, 6)),
 }
 
 
@@ -105,6 +108,9 @@ def test_family_gradients_tiny_dropout_mlp(head):
 
 LAYER_CASES = [
     (conv2d(3, 3, stride=1, padding=1), (2, 5, 6)),
+    (conv2d(3, 3, stride=1, padding=1), (8, 4, 5)),
+    (conv2d(2, 2, stride=2, padding=0), (9, 5, 6)),
+    (conv2d(2, 3, stride=3, padding=2), (10, 6, 5)),
     (conv2d(2, 2, stride=2, padding=0), (3, 6, 5)),
     (conv2d(2, 3, stride=2, padding=2), (1, 5, 5)),
     (maxpool2d(2), (3, 4, 6)),

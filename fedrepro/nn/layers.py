@@ -39,6 +39,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 
+_SMALL_C = 8              # below this many input channels im2col is built channel-first
 _COL2IM_CHUNK = 3 << 17   # floats of d-cols blocks per col2im chunk (~1.5 MB in float32)
 
 
@@ -173,29 +174,45 @@ class Conv2d(Layer):
         bsz, h, w, c = x.shape
         k, s, p = self.kernel_size, self.stride, self.padding
         ho, wo = self._out_hw(h, w)
+        o = self.out_channels
+        if c < _SMALL_C:
+            # few input channels (first layers): im2col transposed, (C*kh*kw [+1], N), built
+            # from channel-first planes, so every copy moves runs of Wo contiguous values;
+            # (C, kh, kw) is also PyTorch's weight order. A row of ones carries the bias, so
+            # the GEMMs also add the bias (forward) and sum its gradient (backward).
+            kk, nb = c * k * k, int(self.bias)
+            xc = x.transpose(0, 3, 1, 2)
+            if p:
+                xpc = ws("xpad", (bsz, c, h + 2 * p, w + 2 * p), x.dtype)  # border never written: stays 0
+                xpc[:, :, p:p + h, p:p + w] = xc
+            else:
+                xpc = xc
+            colsT = ws("colsT", (kk + nb, bsz * ho * wo), x.dtype)
+            planes = colsT[:kk].reshape(c, k, k, bsz, ho, wo)
+            for i in range(k):
+                for j in range(k):
+                    planes[:, i, j] = xpc[:, :, i:i + s * ho:s, j:j + s * wo:s].transpose(1, 0, 2, 3)
+            Wm = ws("wmat", (o, kk + nb), x.dtype)
+            Wm[:, :kk] = W.reshape(o, kk)
+            if nb:
+                colsT[kk] = 1
+                Wm[:, kk] = params[1]
+            y = np.matmul(colsT.T, Wm.T, out=ws("y", (bsz * ho * wo, o), x.dtype))
+            return y.reshape(bsz, ho, wo, o), (colsT, x.shape)
         if p:
-            xp = ws("xpad", (bsz, h + 2 * p, w + 2 * p, c), x.dtype)   # the border is never written: stays 0
+            xp = ws("xpad", (bsz, h + 2 * p, w + 2 * p, c), x.dtype)   # border never written: stays 0
             xp[:, p:p + h, p:p + w, :] = x
         else:
             xp = x
-        if c == 1:
-            # one input channel: build the transposed im2col matrix, one contiguous row per
-            # kernel offset (long contiguous runs), and use its (N, K) transpose view
-            colsT = ws("colsT", (k * k, bsz, ho, wo), x.dtype)
-            for i in range(k):
-                for j in range(k):
-                    colsT[i * k + j] = xp[:, i:i + s * ho:s, j:j + s * wo:s, 0]
-            cols = colsT.reshape(k * k, bsz * ho * wo).T
-        else:
-            sb, sh, sw, sc = xp.strides
-            win = as_strided(xp, (bsz, ho, wo, k, k, c), (sb, sh * s, sw * s, sh, sw, sc), writeable=False)
-            cols = ws("cols", (bsz * ho * wo, k * k * c), x.dtype)    # im2col, (kh, kw, C) order
-            np.copyto(cols.reshape(bsz, ho, wo, k, k, c), win)
-        Wm = W.transpose(0, 2, 3, 1).reshape(self.out_channels, k * k * c)
-        y = np.matmul(cols, Wm.T, out=ws("y", (bsz * ho * wo, self.out_channels), x.dtype))
+        sb, sh, sw, sc = xp.strides
+        win = as_strided(xp, (bsz, ho, wo, k, k, c), (sb, sh * s, sw * s, sh, sw, sc), writeable=False)
+        cols = ws("cols", (bsz * ho * wo, k * k * c), x.dtype)    # im2col, (kh, kw, C) order
+        np.copyto(cols.reshape(bsz, ho, wo, k, k, c), win)
+        Wm = W.transpose(0, 2, 3, 1).reshape(o, k * k * c)
+        y = np.matmul(cols, Wm.T, out=ws("y", (bsz * ho * wo, o), x.dtype))
         if self.bias:
             y += params[1]
-        return y.reshape(bsz, ho, wo, self.out_channels), (cols, x.shape)
+        return y.reshape(bsz, ho, wo, o), (cols, x.shape)
 
     def backward(self, params, cache, gy, grads, need_dx, ws=_fresh):
         cols, xshape = cache
@@ -203,9 +220,16 @@ class Conv2d(Layer):
         g2 = gy.reshape(bsz * ho * wo, o)
         k, s, p = self.kernel_size, self.stride, self.padding
         c = xshape[3]
-        grads[0][...] = (g2.T @ cols).reshape(o, k, k, c).transpose(0, 3, 1, 2)
-        if self.bias:
-            g2.sum(axis=0, out=grads[1])
+        if c < _SMALL_C:
+            gwb = cols @ g2                         # (C*kh*kw [+1 bias row], O)
+            kk = c * k * k
+            grads[0].reshape(o, kk)[...] = gwb[:kk].T
+            if self.bias:
+                grads[1][...] = gwb[kk]
+        else:
+            grads[0][...] = (g2.T @ cols).reshape(o, k, k, c).transpose(0, 3, 1, 2)
+            if self.bias:
+                g2.sum(axis=0, out=grads[1])
         if not need_dx:
             return None
         # d cols as one (rows, C) block per kernel offset (a batched GEMM), so that col2im
