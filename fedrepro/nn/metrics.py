@@ -17,7 +17,7 @@ def evaluate(model, w: np.ndarray, X, y, batch: int = 256, head: str | None = No
     fn = get_head(head or model.head)
     loss_sum, correct = 0.0, 0
     for start in range(0, n, batch):
-        yb = model._check_y(np.asarray(y[start:start + batch]), min(batch, n - start))
+        yb = model.check_labels(np.asarray(y[start:start + batch]), min(batch, n - start))
         z = model.forward(w, X[start:start + batch])
         losses, _ = fn(z, yb, grad=False)
         loss_sum += float(losses.sum(dtype=np.float64))

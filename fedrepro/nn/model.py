@@ -133,7 +133,8 @@ class Model:
         X = X.astype(dtype, copy=False)
         return X.transpose(0, 2, 3, 1) if X.ndim == 4 else X
 
-    def _check_y(self, y, batch: int) -> np.ndarray:
+    def check_labels(self, y, batch: int) -> np.ndarray:
+        """``y`` as an integer array of ``batch`` labels in [0, n_classes), or a clear error."""
         y = np.asarray(y)
         if y.shape != (batch,) or not np.issubdtype(y.dtype, np.integer):
             raise ValueError(f"{self.name}: y must be {batch} integer labels, got {y.dtype} array of shape {y.shape}")
@@ -143,8 +144,9 @@ class Model:
         return y
 
     def forward(self, w: np.ndarray, X, rng: np.random.Generator | None = None, caches: list | None = None):
-        """Logits (B, K). With ``rng`` dropout is active (training mode). When a list is
-        passed as ``caches`` the per-layer caches for :meth:`backward` are appended to it."""
+        """Logits (B, K). With ``rng`` dropout is active (training mode). ``caches``
+        (internal, used by :meth:`loss_and_grad`): a list receiving the per-layer caches,
+        valid until the next call on this model."""
         w = self._check_w(w)
         x = self._prepare(X, w.dtype)
         for layer, params, ws in zip(self.layers, self.unflatten(w), self._ws):
@@ -161,7 +163,7 @@ class Model:
     def loss(self, w: np.ndarray, X, y, head: str | None = None) -> float:
         """Mean loss over the batch in eval mode (no dropout)."""
         z = self.forward(w, X)
-        losses, _ = get_head(head or self.head)(z, self._check_y(y, z.shape[0]), grad=False)
+        losses, _ = get_head(head or self.head)(z, self.check_labels(y, z.shape[0]), grad=False)
         return float(losses.mean())
 
     def loss_and_grad(self, w: np.ndarray, X, y, rng: np.random.Generator | None = None,
@@ -175,7 +177,7 @@ class Model:
         """
         fn = get_head(head or self.head)
         w = self._check_w(w)
-        y = self._check_y(y, np.shape(X)[0] if np.ndim(X) else -1)
+        y = self.check_labels(y, np.shape(X)[0] if np.ndim(X) else -1)
         if out is None:
             out = np.empty_like(w)
         elif out.shape != w.shape or out.dtype != w.dtype:
