@@ -8,9 +8,14 @@ by several models and a layer never owns state.
 Shapes: users see PyTorch's layouts -- images (C, H, W), conv weights
 (out, in, kh, kw), dense weights (out, in). Internally image activations are
 kept channel-last, (B, H, W, C): the im2col matrix of a channel-last tensor
-is built from contiguous runs of C values and one GEMM against the
-(out, kh*kw*C) weight matrix yields the next channel-last activation with no
-transpose. :class:`Flatten` converts back to PyTorch's (C, H, W) feature order.
+is built through a strided view from contiguous runs of kw*C values, and one
+GEMM against the (out, kh*kw*C) weight matrix yields the next channel-last
+activation with no transpose. Convolutions with fewer than 8 input channels
+(the first layers: 1 or 3) build the transposed im2col matrix from
+channel-first planes instead, and fold the bias into their GEMMs. The input
+gradient is a batched GEMM giving one block per kernel offset, scattered back
+by kh*kw strided adds (col2im). :class:`Flatten` converts back to PyTorch's
+(C, H, W) feature order.
 
 Protocol of a layer:
 
@@ -132,7 +137,8 @@ class Dense(Layer):
 @dataclass(frozen=True)
 class Conv2d(Layer):
     """2-D cross-correlation (``torch.nn.Conv2d``, groups = dilation = 1), square
-    kernel, zero padding. im2col through a strided view and one GEMM."""
+    kernel, stride, zero padding. im2col + one GEMM forward; two GEMMs + col2im
+    backward (see the module docstring)."""
 
     out_channels: int
     kernel_size: int
