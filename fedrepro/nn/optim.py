@@ -1,0 +1,58 @@
+"""Local optimiser: SGD with momentum, PyTorch semantics (``torch.optim.SGD``).
+
+    d = grad + weight_decay * w
+    buf = d                                   (first step)
+    buf = momentum * buf + (1 - dampening) * d  (later steps)
+    d = d + momentum * buf if nesterov else buf
+    w -= lr * d
+
+All updates are in place and in the dtype of ``w`` (no float64 upcast).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class SGD:
+    """Stateful SGD(+momentum) on one flat parameter vector.
+
+    The momentum buffer is ``self.buf`` (None before the first step); ``reset()``
+    clears it, e.g. at the start of a client's local round, and ``buf`` may be
+    saved and assigned back to carry it across rounds.
+    """
+
+    def __init__(self, lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
+                 dampening: float = 0.0, nesterov: bool = False):
+        for name, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay),
+                            ("dampening", dampening)):
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"SGD {name} must be a finite number >= 0, got {value!r}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD nesterov momentum needs momentum > 0 and dampening = 0")
+        self.lr, self.momentum, self.weight_decay = float(lr), float(momentum), float(weight_decay)
+        self.dampening, self.nesterov = float(dampening), bool(nesterov)
+        self.buf: np.ndarray | None = None
+
+    def reset(self) -> None:
+        self.buf = None
+
+    def step(self, w: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """Update ``w`` in place with ``grad`` (not modified); returns ``w``."""
+        if grad.shape != w.shape:
+            raise ValueError(f"SGD: gradient shape {grad.shape} does not match parameters {w.shape}")
+        d = grad
+        if self.weight_decay:
+            d = grad + self.weight_decay * w
+        if self.momentum:
+            if self.buf is None:
+                self.buf = np.array(d, dtype=w.dtype, copy=True)
+            else:
+                self.buf *= self.momentum
+                if self.dampening:
+                    self.buf += (1.0 - self.dampening) * d
+                else:
+                    self.buf += d
+            d = d + self.momentum * self.buf if self.nesterov else self.buf
+        if self.lr:
+            w -= self.lr * d
+        return w
