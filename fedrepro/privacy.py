@@ -134,7 +134,8 @@ class LaplaceEPM:
         if "grad_l1" not in info or "gap_norm2" not in info:
             info = self._fill_missing(info, uploads, np.asarray(clients), state)
         nu = self.scales(info, len(clients), r, ctx.k0, who=state.extra.get("algorithm", "the algorithm"))
-        noise = nu[:, None] * draw_noise(ctx.rng("noise", r), uploads.shape, self.generator)
+        xi = ctx.unit_noise(lambda rng, shape: draw_noise(rng, shape, self.generator), uploads.shape, "noise", r)
+        noise = nu[:, None] * xi
         with np.errstate(divide="ignore"):
             snr = np.log10(np.linalg.norm(uploads, axis=1) / np.linalg.norm(noise, axis=1))
         state.metrics["snr"] = float(snr.min()) if snr.size else float("nan")
