@@ -15,7 +15,9 @@ of round r (global iteration k with k + 1 = (r + 1) k0):
 with xi_i = ``stdlap(n)`` (``generator="code"``: the code's ``randl``, a Laplace
 vector standardised to sample mean 0 and sample std 1, so ||eps_i|| =
 nu_i sqrt(n-1) exactly) or a plain Laplace(0, 1) vector (``generator="laplace"``:
-eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses).
+eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses). A run that
+replays another implementation's noise (:mod:`fedrepro.replay`) supplies the xi_i instead:
+one replayed row per uploading client, in ascending client id order.
 
 The algorithm reports what the formula needs in ``state.upload_info`` from its
 ``upload()``: ``grad_l1`` (len(clients),), ``gap_norm2`` (len(clients),) and

@@ -13,7 +13,8 @@ FedEPM.m):
   loop's mechanism (:mod:`fedrepro.privacy`, eq. (39)) adds the noise and reads
   ``grad_l1`` = ||G_i||_1, ``gap_norm2`` = ||w_i^k - w||^2 (model before the
   last local step) and ``iteration`` = k + 1 from ``state.upload_info``.
-* z_i^0 = stdlap(n) / mu0 (pure noise of scale 20, code), w_i^0 = 0.
+* z_i^0 = stdlap(n) / mu0 (pure noise of scale 20, code), w_i^0 = 0; a run replaying
+  another implementation's noise (:mod:`fedrepro.replay`) takes the m unit rows from it.
 """
 from __future__ import annotations
 
