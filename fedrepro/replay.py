@@ -50,7 +50,7 @@ def load_selections(path: str | Path, lines: dict | None = None) -> dict[int, np
     if not path.is_file():
         raise ReplayError(f"replay selections file {path} does not exist")
     rows: dict[int, dict[int, int]] = {}
-    with open(path, newline="") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:      # tolerate a byte-order mark
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or [h.strip() for h in header] != HEADER:
