@@ -19,7 +19,7 @@ def dry_run(*args, env=None):
 
 
 def test_dry_run_lists_the_default_dag():
-    res = dry_run()
+    res = dry_run("--forceall")            # the whole DAG, whatever results/ already holds
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout + res.stderr
     for rule in ("run_cell", "aggregate", "provenance", "skipped"):
@@ -53,7 +53,7 @@ def test_dry_run_prints_no_traceback_and_no_warning(tmp_path):
     # aggregate (one InputFunctionException traceback per paper), and the draft-07 config schema
     # made snakemake.utils.validate warn; a clean DAG build prints neither
     env = {"FEDREPRO_DATA_MIRROR": str(tmp_path)}
-    res = dry_run("--config", "data={cache: %s}" % (tmp_path / "cache"), env=env)
+    res = dry_run("--forceall", "--config", "data={cache: %s}" % (tmp_path / "cache"), env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout + res.stderr
     assert "claims" in out and "aggregate" in out          # the DAG that used to trigger the traceback
