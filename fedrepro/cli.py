@@ -2,10 +2,13 @@
 
     fedrepro run --algorithm fedadmm --problem logreg --data mine.npz \\
         --param r0=0.2 --k0 10 --rho 0.5 --rounds 200 --seed 1 --out run.parquet
+    fedrepro run ... --replay-selections sel.csv --replay-noise noise.npy
     fedrepro list
 
 The ``.npz`` holds ``X`` (n_samples, n_features), ``y`` (n_samples,) and ``client``
 (n_samples,) integer client ids 0..m-1; for ``softmax`` optionally ``X_test``/``y_test``.
+``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
+noise by another implementation's (formats: :mod:`fedrepro.replay`, README).
 """
 from __future__ import annotations
 
@@ -27,8 +30,11 @@ def _kv(pairs, what: str) -> dict:
     return out
 
 
-def problem_from_npz(kind: str, path: str | Path, options: dict):
-    """Build a problem of ``kind`` (linreg, logreg, softmax) from the user's npz."""
+def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights: str | None = None):
+    """Build a problem of ``kind`` (linreg, logreg, softmax) from the user's npz.
+
+    ``default_weights="ones"``: client weights 1 (f = sum_i f_i) unless ``options`` has
+    ``weights``; None: the problem's default (1/m)."""
     path = Path(path)
     if not path.exists():
         raise SystemExit(f"error: --data {path} does not exist")
@@ -49,6 +55,8 @@ def problem_from_npz(kind: str, path: str | Path, options: dict):
         if kind == "logreg" and not np.isin(y, (0, 1)).all():
             raise SystemExit("error: logreg needs labels y in {0, 1}")
         loss = "squared" if kind == "linreg" else "logistic"
+        if default_weights == "ones" and "weights" not in options:
+            options = {**options, "weights": np.ones(len(ids))}
         return LinearModelProblem(X, y.astype(float), client, loss=loss, name=f"{kind}:{path.name}", **options)
     if kind == "softmax":
         from .problems.softmax import SoftmaxProblem
@@ -61,14 +69,23 @@ def problem_from_npz(kind: str, path: str | Path, options: dict):
 
 def cmd_run(args) -> int:
     from .algorithms import make_algorithm
+    from .replay import ReplayError, load_replay
     from .results import provenance, run_frame, write_parquet
     from .runner import _component, progress_printer
     from .simulation import simulate
     from .stopping import build_stop
 
-    problem = problem_from_npz(args.problem, args.data, _kv(args.problem_param, "--problem-param"))
     try:
         algorithm = make_algorithm(args.algorithm, **_kv(args.param, "--param"))
+    except (ValueError, TypeError) as err:
+        raise SystemExit(f"error: {err}")
+    options = _kv(args.problem_param, "--problem-param")
+    default_weights = None if "weights" in options else getattr(algorithm, "objective_weights", None)
+    problem = problem_from_npz(args.problem, args.data, dict(options), default_weights=default_weights)
+    try:
+        replay = load_replay(args.replay_selections, args.replay_noise)
+        if replay is not None:
+            replay.check(problem.m, problem.dim, args.rounds)
         stop = build_stop({"rule": args.stop, **_kv(args.stop_param, "--stop-param")}, problem)
         mechanism = _component("mechanism", {"name": args.mechanism, **_kv(args.mechanism_param, "--mechanism-param")}
                                if args.mechanism else None)
@@ -76,17 +93,32 @@ def cmd_run(args) -> int:
                             if args.attack else None)
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")
-    result = simulate(problem, algorithm, k0=args.k0, rho=args.rho, max_rounds=args.rounds, seed=args.seed,
-                      eval_every=args.eval_every, stop=stop, mechanism=mechanism, attack=attack,
-                      progress=None if args.quiet else progress_printer(sys.stderr, 2.0))
+    try:
+        result = simulate(problem, algorithm, k0=args.k0, rho=args.rho, max_rounds=args.rounds, seed=args.seed,
+                          eval_every=args.eval_every, stop=stop, mechanism=mechanism, attack=attack,
+                          progress=None if args.quiet else progress_printer(sys.stderr, 2.0), replay=replay)
+    except ReplayError as err:             # e.g. too few noise rows for the round the run reached
+        raise SystemExit(f"error: {err}")
     cell = {"paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": args.algorithm,
             "seed": args.seed, "instance": 0, "k0": args.k0, "rho": args.rho,
-            "problem": {"name": args.problem, "data": str(args.data)}}
+            "problem": {"name": args.problem, "data": str(args.data), **options,
+                        **({"weights": default_weights} if default_weights else {})}}
     df = run_frame(cell, result, problem.describe(), algorithm.params())
-    write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:])))
+    replayed = {k: {"file": str(v), "sha256": _sha256(v)}
+                for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
+    write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {})))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
           f"objective={result.final['objective']:.10g}, wall={result.wall_time:.2f}s -> {args.out}")
+    if "replay_noise_rows" in result.info:
+        used, supplied = result.info["replay_noise_rows"]
+        print(f"replayed noise: used {used} of the {supplied} rows of {args.replay_noise}")
     return 0
+
+
+def _sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def cmd_list(args) -> int:
@@ -120,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--problem", required=True, choices=["linreg", "logreg", "softmax"])
     run.add_argument("--data", required=True, help="npz with X, y, client (and optionally X_test, y_test)")
     run.add_argument("--param", action="append", metavar="KEY=VALUE", help="algorithm parameter (repeatable)")
-    run.add_argument("--problem-param", action="append", metavar="KEY=VALUE", help="e.g. lam=0.001")
+    run.add_argument("--problem-param", action="append", metavar="KEY=VALUE",
+                     help="e.g. lam=0.001; weights default to 1/m, or to 1 (f = sum_i f_i) for fedepm, "
+                          "sfedavg and sfedprox as in their paper")
     run.add_argument("--k0", type=int, default=1, help="local iterations per round")
     run.add_argument("--rho", type=float, default=1.0, help="participation rate")
     run.add_argument("--rounds", type=int, default=100, help="round cap")
@@ -132,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--attack", help="Byzantine attack")
     run.add_argument("--attack-param", action="append", metavar="KEY=VALUE")
     run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--replay-selections", metavar="CSV",
+                     help="clients per round from a CSV 'round,client' (0-based; rounds 0..R-1, R >= --rounds)")
+    run.add_argument("--replay-noise", metavar="NPY",
+                     help="(N, n) unit-scale noise rows consumed in call order instead of the init/noise streams")
     run.add_argument("--out", required=True, help="output Parquet file (results schema)")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=cmd_run)

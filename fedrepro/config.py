@@ -16,6 +16,14 @@ def load_schema() -> dict:
         return yaml.safe_load(fh)
 
 
+def _validator(schema: dict):
+    """A validator of the schema's own dialect (``$schema``: draft 2020-12, the one
+    ``snakemake.utils.validate`` uses)."""
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 def _explain(error) -> str:
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     value = error.instance
@@ -53,11 +61,8 @@ def coerce_command_line(config: dict) -> dict:
 
 def validate_config(config: dict, source: str = "config.yaml") -> dict:
     """Validate ``config`` against the schema; raise :class:`ConfigError` naming every problem."""
-    import jsonschema
-
     coerce_command_line(config)
-    schema = load_schema()
-    validator = jsonschema.Draft7Validator(schema)
+    validator = _validator(load_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = "\n  - ".join(_explain(e) for e in errors)
@@ -67,12 +72,9 @@ def validate_config(config: dict, source: str = "config.yaml") -> dict:
 
 def validate_experiment(block: dict, where: str) -> None:
     """Validate one experiment block (paper fragments use the same schema as user sweeps)."""
-    import jsonschema
-
     schema = load_schema()
-    sub = dict(schema["definitions"]["experiment"])
-    sub["definitions"] = schema["definitions"]
-    errors = list(jsonschema.Draft7Validator(sub).iter_errors(block))
+    sub = {**schema["$defs"]["experiment"], "$schema": schema["$schema"], "$defs": schema["$defs"]}
+    errors = list(_validator(sub).iter_errors(block))
     if errors:
         lines = "\n  - ".join(_explain(e) for e in errors)
         raise ConfigError(f"{where} is invalid:\n  - {lines}")

@@ -15,7 +15,9 @@ of round r (global iteration k with k + 1 = (r + 1) k0):
 with xi_i = ``stdlap(n)`` (``generator="code"``: the code's ``randl``, a Laplace
 vector standardised to sample mean 0 and sample std 1, so ||eps_i|| =
 nu_i sqrt(n-1) exactly) or a plain Laplace(0, 1) vector (``generator="laplace"``:
-eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses).
+eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses). A run that
+replays another implementation's noise (:mod:`fedrepro.replay`) supplies the xi_i instead:
+one replayed row per uploading client, in ascending client id order.
 
 The algorithm reports what the formula needs in ``state.upload_info`` from its
 ``upload()``: ``grad_l1`` (len(clients),), ``gap_norm2`` (len(clients),) and
@@ -134,7 +136,8 @@ class LaplaceEPM:
         if "grad_l1" not in info or "gap_norm2" not in info:
             info = self._fill_missing(info, uploads, np.asarray(clients), state)
         nu = self.scales(info, len(clients), r, ctx.k0, who=state.extra.get("algorithm", "the algorithm"))
-        noise = nu[:, None] * draw_noise(ctx.rng("noise", r), uploads.shape, self.generator)
+        xi = ctx.unit_noise(lambda rng, shape: draw_noise(rng, shape, self.generator), uploads.shape, "noise", r)
+        noise = nu[:, None] * xi
         with np.errstate(divide="ignore"):
             snr = np.log10(np.linalg.norm(uploads, axis=1) / np.linalg.norm(noise, axis=1))
         state.metrics["snr"] = float(snr.min()) if snr.size else float("nan")

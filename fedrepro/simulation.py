@@ -2,8 +2,9 @@
 
 See :mod:`fedrepro.algorithms.base` for the round structure. The loop owns
 client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
-sees the same draws for the same seed: common random numbers), evaluation,
-stopping, timing, privacy mechanisms and attacks.
+sees the same draws for the same seed: common random numbers; or replayed
+selections, :mod:`fedrepro.replay`), evaluation, stopping, timing, privacy
+mechanisms and attacks.
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def sample_clients(m: int, rho: float, seed: int, r: int) -> np.ndarray:
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
              max_rounds: int = 100, seed: int = 0, eval_every: int = 1, stop=None,
              mechanism=None, attack=None, time_limit: float | None = None,
-             progress=None) -> RunResult:
+             progress=None, replay=None) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -87,12 +88,20 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     attack : object with ``prepare(problem, ctx)`` and
         ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
     progress : callable ``(record) -> None`` called after each evaluation.
+    replay : a :class:`fedrepro.replay.Replay`: recorded client selections (instead of
+        :func:`sample_clients`) and/or unit-scale noise (instead of the ``init``/``noise``
+        streams), checked against the problem and ``max_rounds`` before the run.
     """
     if k0 < 1 or int(k0) != k0:
         raise ValueError(f"k0={k0} must be a positive integer (local iterations per round)")
     if max_rounds < 0:
         raise ValueError(f"max_rounds={max_rounds} must be >= 0")
-    ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds))
+    if replay is not None:
+        replay.check(problem.m, problem.dim, max_rounds)
+    ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
+                     replay_noise=replay.noise_cursor() if replay is not None else None)
+    select = replay.clients if replay is not None and replay.selections is not None else \
+        (lambda r: sample_clients(problem.m, ctx.rho, ctx.seed, r))
     if attack is not None:
         attack.prepare(problem, ctx)
     if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
@@ -131,7 +140,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
             status = reason = "time_limit"
             break
-        clients = sample_clients(problem.m, ctx.rho, ctx.seed, r)
+        clients = select(r)
         t0, c0 = time.perf_counter(), time.process_time()
         algorithm.begin_round(state, problem, clients, r)
         for t in range(ctx.k0):
@@ -145,7 +154,10 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
             uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
         algorithm.receive(state, problem, clients, uploads, r)
     rounds = trace[-1]["round"] if trace else 0
+    info = {}
+    if ctx.replay_noise is not None:
+        info["replay_noise_rows"] = (ctx.replay_noise.used, len(ctx.replay_noise.draws))   # (used, supplied)
     return RunResult(trace=trace, status=status, stop_reason=reason, rounds=rounds,
                      iterations=rounds * ctx.k0, wall_time=time.perf_counter() - t_start,
                      local_time=local_time, w=state.w, cpu_time=time.process_time() - cpu_start,
-                     local_cpu_time=local_cpu_time)
+                     local_cpu_time=local_cpu_time, info=info)

@@ -48,3 +48,75 @@ def test_cli_list(capsys):
     out = capsys.readouterr().out
     for word in ("fedadmm", "fedepm", "frpg", "adult", "pair_digit", "laplace_epm", "gaussian"):
         assert word in out
+
+
+@pytest.fixture
+def logreg_npz(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(240, 4))
+    y = (X @ rng.normal(size=4) + 0.5 * rng.normal(size=240) > 0).astype(float)
+    path = tmp_path / "logreg.npz"
+    np.savez(path, X=X, y=y, client=np.repeat(np.arange(6), 40))
+    return path, X, y
+
+
+def _run_fedepm(npz, out, *extra):
+    return main(["run", "--algorithm", "fedepm", "--problem", "logreg", "--data", str(npz), "--k0", "3",
+                 "--rho", "0.5", "--rounds", "6", "--seed", "2", "--mechanism", "laplace_epm",
+                 "--mechanism-param", "epsilon=1.0", "--out", str(out), "--quiet", *extra])
+
+
+def test_cli_fedepm_weights_default_to_ones(logreg_npz, tmp_path):
+    # FedEPM's paper/code objective is f = sum_i f_i (weights 1, adult_logreg); the CLI defaults to it
+    npz, X, y = logreg_npz
+    assert _run_fedepm(npz, tmp_path / "default.parquet") == 0
+    assert _run_fedepm(npz, tmp_path / "ones.parquet", "--problem-param", "weights=[1, 1, 1, 1, 1, 1]") == 0
+    assert _run_fedepm(npz, tmp_path / "half.parquet", "--problem-param", "weights=[0.5, 0.5, 0.5, 0.5, 0.5, 0.5]") == 0
+    default, ones, half = (pd.read_parquet(tmp_path / f"{k}.parquet") for k in ("default", "ones", "half"))
+    np.testing.assert_array_equal(default["objective"], ones["objective"])
+    np.testing.assert_allclose(default["objective"], 2 * half["objective"], rtol=1e-12)
+    assert '"weights": "ones"' in default["problem"].iloc[0]
+
+
+def test_cli_replays_selections_and_noise(logreg_npz, tmp_path, capsys):
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.cli import problem_from_npz
+    from fedrepro.privacy import build_mechanism
+    from fedrepro.replay import load_replay
+    from fedrepro.simulation import simulate
+
+    npz, X, y = logreg_npz
+    sel = tmp_path / "sel.csv"
+    sel.write_text("round,client\n" + "".join(f"{r},{i}\n" for r in range(6) for i in (r % 5, (r + 2) % 5, 5)))
+    noise = np.random.default_rng(5).standard_normal((6 + 3 * 6 + 4, 4))
+    np.save(tmp_path / "noise.npy", noise)
+    out = tmp_path / "replayed.parquet"
+    assert _run_fedepm(npz, out, "--replay-selections", str(sel), "--replay-noise", str(tmp_path / "noise.npy")) == 0
+    assert "replayed noise: used 24 of the 28 rows" in capsys.readouterr().out
+    df = pd.read_parquet(out)
+    replay = load_replay(sel, tmp_path / "noise.npy")
+    problem = problem_from_npz("logreg", npz, {}, default_weights="ones")
+    res = simulate(problem, make_algorithm("fedepm"), k0=3, rho=0.5, max_rounds=6, seed=123, replay=replay,
+                   mechanism=build_mechanism({"name": "laplace_epm", "epsilon": 1.0}))
+    np.testing.assert_array_equal(df["objective"], [t["objective"] for t in res.trace])
+    meta = read_metadata(out)
+    assert meta["replay"]["selections"]["file"] == str(sel) and len(meta["replay"]["noise"]["sha256"]) == 64
+
+
+def test_cli_replay_errors_name_file_and_row_and_write_nothing(logreg_npz, tmp_path):
+    npz, X, y = logreg_npz
+    out = tmp_path / "x.parquet"
+    sel = tmp_path / "sel.csv"
+    sel.write_text("round,client\n0,1\n1,9\n")
+    with pytest.raises(SystemExit, match=r"error: replay selections file .*sel.csv, line 3 \(round=1, client=9\)"):
+        _run_fedepm(npz, out, "--replay-selections", str(sel))
+    sel.write_text("round,client\n0,1\n1,2\n")
+    with pytest.raises(SystemExit, match="covers rounds 0..1 but the run may perform 6 rounds.*--rounds"):
+        _run_fedepm(npz, out, "--replay-selections", str(sel))
+    np.save(tmp_path / "noise.npy", np.zeros((8, 4)))
+    with pytest.raises(SystemExit, match="noise.npy has 8 rows but round 0 needs 3 more"):
+        _run_fedepm(npz, out, "--replay-noise", str(tmp_path / "noise.npy"))
+    np.save(tmp_path / "wide.npy", np.zeros((40, 5)))
+    with pytest.raises(SystemExit, match="wide.npy has rows of 5 entries; the model has n = 4"):
+        _run_fedepm(npz, out, "--replay-noise", str(tmp_path / "wide.npy"))
+    assert not out.exists()

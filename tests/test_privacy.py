@@ -132,3 +132,20 @@ def test_fallback_for_algorithms_without_upload_info():
         res = simulate(P, make_algorithm("fedavg"), k0=2, rho=0.5, max_rounds=5, seed=1,
                        mechanism=build_mechanism({"name": "laplace_epm", "epsilon": 1e3}))
         assert np.isfinite(res.trace[-1]["objective"]) and "snr" in res.trace[-1]
+
+
+def test_replayed_unit_noise_is_scaled_by_nu_in_call_order():
+    from fedrepro.replay import NoiseCursor, ReplayError
+
+    dim, k0, eps = 6, 2, 0.5
+    rows = np.random.default_rng(0).normal(size=(5, dim))
+    ctx = RunContext(k0=k0, seed=0, replay_noise=NoiseCursor(rows, "rows.npy"))
+    mech = LaplaceEPM(epsilon=eps)
+    U = np.ones((2, dim))
+    g1, gap2 = [1.0, 2.0], [0.0, 3.0]
+    first = mech(U, np.array([1, 4]), 0, _state(2, dim, g1, gap2), ctx) - U
+    np.testing.assert_allclose(first, _paper_scale(g1, gap2, eps, k0)[:, None] * rows[:2], rtol=1e-13)
+    second = mech(U, np.array([0, 3]), 1, _state(2, dim, g1, gap2), ctx) - U
+    np.testing.assert_allclose(second, _paper_scale(g1, gap2, eps, 2 * k0)[:, None] * rows[2:4], rtol=1e-13)
+    with pytest.raises(ReplayError, match="rows.npy has 5 rows but round 2 needs 2 more"):
+        mech(U, np.array([0, 3]), 2, _state(2, dim, g1, gap2), ctx)

@@ -1,7 +1,7 @@
 """Tiny problem and algorithm used to test the plumbing independently of any paper."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -64,3 +64,21 @@ class LocalGD(Algorithm):
     def receive(self, state, problem, clients, uploads, r):
         state.server_mean = uploads.mean(axis=0)
         state.metrics["uploaded"] = len(clients)
+
+
+
+@dataclass
+class RecordingGD(LocalGD):
+    """LocalGD that logs on the object (a test probe) every ``init`` call as ``"init"`` and the
+    clients of every round as ``(r, [ids])``."""
+
+    name = "recording_gd"
+    log: list = field(default_factory=list)
+
+    def init(self, problem, ctx):
+        self.log.append("init")
+        return super().init(problem, ctx)
+
+    def begin_round(self, state, problem, clients, r):
+        self.log.append((r, [int(i) for i in clients]))
+        super().begin_round(state, problem, clients, r)

@@ -39,17 +39,28 @@ class RunContext:
     rho : float         participation rate (fraction of clients per round)
     seed : int          run seed; derive streams with :meth:`rng`
     max_rounds : int    round cap of the run
+    replay_noise :      a :class:`fedrepro.replay.NoiseCursor` when the run replays recorded
+                        unit-scale noise (see :meth:`unit_noise`), else None
     """
 
     k0: int = 1
     rho: float = 1.0
     seed: int = 0
     max_rounds: int = 100
+    replay_noise: object = None
 
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         from ..rng import stream
 
         return stream(self.seed, purpose, *keys)
+
+    def unit_noise(self, draw, shape, purpose: str, *keys: int) -> np.ndarray:
+        """Unit-scale noise of ``shape`` (last axis: model entries): ``draw(self.rng(purpose, *keys),
+        shape)``, or the next rows of the replayed draws when the run replays noise."""
+        if self.replay_noise is not None:
+            where = f"round {keys[0]}" if purpose == "noise" and keys else f"the initial noise ({purpose!r})"
+            return self.replay_noise.take(shape, where)
+        return draw(self.rng(purpose, *keys), shape)
 
 
 @dataclass

@@ -13,7 +13,8 @@ FedEPM.m):
   loop's mechanism (:mod:`fedrepro.privacy`, eq. (39)) adds the noise and reads
   ``grad_l1`` = ||G_i||_1, ``gap_norm2`` = ||w_i^k - w||^2 (model before the
   last local step) and ``iteration`` = k + 1 from ``state.upload_info``.
-* z_i^0 = stdlap(n) / mu0 (pure noise of scale 20, code), w_i^0 = 0.
+* z_i^0 = stdlap(n) / mu0 (pure noise of scale 20, code), w_i^0 = 0; a run replaying
+  another implementation's noise (:mod:`fedrepro.replay`) takes the m unit rows from it.
 """
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ from ..privacy import stdlap
 from .base import Algorithm, State
 
 INIT_NOISE = ("stdlap", "laplace", "zero")
+
+
+def _unit_laplace(rng, shape):
+    return rng.laplace(0.0, 1.0, size=shape)
 
 
 @dataclass
@@ -53,6 +58,9 @@ class EPMHarness(Algorithm):
     client_loop: str = "vectorized"
 
     name = "epm_harness"
+    # the objective the paper and code evaluate and stop on: f = sum_i f_i (client weights 1,
+    # spec 001 Sec. 4-5); `fedrepro run` builds the user's problem with these weights by default
+    objective_weights = "ones"
 
     @classmethod
     def variants(cls) -> dict:
@@ -64,13 +72,11 @@ class EPMHarness(Algorithm):
         st = State(w=np.zeros(n))
         st.ctx = ctx
         st.W = np.zeros((m, n))
-        rng = ctx.rng("init", 0)
-        if self.init_noise == "stdlap":
-            st.Z = stdlap(rng, (m, n)) * self.init_scale
-        elif self.init_noise == "laplace":
-            st.Z = rng.laplace(0.0, self.init_scale, size=(m, n))
-        else:
+        if self.init_noise == "zero":
             st.Z = np.zeros((m, n))
+        else:                                    # unit draws (or replayed rows), scaled
+            draw = stdlap if self.init_noise == "stdlap" else _unit_laplace
+            st.Z = ctx.unit_noise(draw, (m, n), "init", 0) * self.init_scale
         st.d = np.asarray(problem.client_sizes, dtype=float)
         st.fresh = np.arange(m)                  # S^0 = [m]: every z_i^0 counts as fresh
         st.G = None

@@ -1,5 +1,6 @@
 # Shared set-up: validate the config, expand every experiment into cells, check which
 # datasets are reachable (offline: skip what is missing, unless strict=true).
+import re
 import sys
 from pathlib import Path
 
@@ -18,16 +19,25 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
     for _exp_id, _block in _exps.items():
         validate_experiment(_block, f"experiment {_paper}/{_exp_id}")
 
-wildcard_constraints:
-    paper="[a-z_]+",
-    experiment="(?!claims$)[A-Za-z][A-Za-z0-9_]*",
-    batch="[a-z0-9]+",
-    dataset="[a-z0-9_]+(-[a-z0-9_]+)?",
-
-
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)
 CELLS = all_cells(config, workflow.basedir)
+
+# `experiment` matches the declared experiment ids only: a pattern such as
+# "(?!claims$)[A-Za-z]\w*" does not stop results/<paper>/claims.parquet from matching rule
+# aggregate (inside the full path regex the `$` never follows "claims"), and Snakemake then
+# evaluates aggregate's input function for experiment=claims and prints its KeyError.
+EXPERIMENT_IDS = sorted({exp for _, exp in CELLS})
+if "claims" in EXPERIMENT_IDS:
+    raise ValueError("an experiment may not be called 'claims': results/<paper>/claims.parquet "
+                     "is the claims table; rename the experiment")
+
+wildcard_constraints:
+    paper="[a-z_]+",
+    experiment="|".join(map(re.escape, EXPERIMENT_IDS)) or "(?!)",
+    batch="[a-z0-9]+",
+    dataset="[a-z0-9_]+(-[a-z0-9_]+)?",
+
 CELLS_PER_JOB = int(config.get("cells_per_job", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
