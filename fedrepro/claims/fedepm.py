@@ -7,7 +7,9 @@ Every check returns None when the data it needs is absent.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from . import Outcome
 from ..figures.fedepm import run_table
 
 BASELINES = ("sfedavg", "sfedprox")
@@ -68,17 +70,41 @@ def cr_falls_with_k0(frames, summaries):
     return bool(all((mean.xs(k[-1], level="k0") < mean.xs(k[0], level="k0")).all()))
 
 
-def cr_monotone_in_k0_fraction(frames, summaries):
-    """Fraction of adjacent k0 steps (all algorithms, both m) where mean CR does not increase."""
-    t = _table(summaries, "fig3")
-    if t is None:
+def cr_monotone_in_k0_fraction(frames, summaries, z=2.0):
+    """Fraction of adjacent k0 steps (every algorithm and m) along which mean CR does not rise.
+
+    Uses fig3 plus, when present, the extra FedEPM trials of ``fig3_fedepm_trials``. A step
+    k0 -> k0' counts as a rise only when the paired (same trial at both k0) mean increase of CR
+    exceeds ``z`` standard errors; a smaller rise is within the trial-to-trial spread of the
+    stop rule at this number of trials and is listed in the explanation.
+    """
+    parts = [_table(summaries, e) for e in ("fig3", "fig3_fedepm_trials")]
+    if parts[0] is None:
         return None
-    mean = _means(t, ["m", "k0"], "CR")
-    steps = []
-    for m in mean.index.get_level_values("m").unique():
-        d = mean.xs(m, level="m").sort_index().diff().iloc[1:]
-        steps.extend((d <= 0).to_numpy().ravel())
-    return float(np.mean(steps))
+    t = pd.concat([p for p in parts if p is not None], ignore_index=True, sort=False)
+    cr = t.pivot_table(index=["m", "algorithm", "instance"], columns="k0", values="CR")
+    ks = sorted(cr.columns)
+    ok, rises, noisy = [], [], []
+    for (m, alg), x in cr.groupby(level=["m", "algorithm"]):
+        for a, b in zip(ks[:-1], ks[1:]):
+            d = (x[b] - x[a]).dropna()
+            if d.empty:
+                continue
+            mean = float(d.mean())
+            se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+            label = f"{alg} m={m} k0 {a}->{b}: +{mean:.2f} CR (SE {se:.2f}, {len(d)} trials)"
+            if mean > z * se:
+                rises.append(label)
+            elif mean > 0:
+                noisy.append(label)
+            ok.append(not mean > z * se)
+    if not ok:
+        return None
+    frac = float(np.mean(ok))
+    why = (f"{len(rises)} of {len(ok)} steps rise by more than {z:g} SE: " + "; ".join(rises)) if rises else ""
+    if noisy:
+        why += ("; " if why else "") + "rises within the noise (counted as non-increasing): " + "; ".join(noisy)
+    return Outcome(frac, why=why)
 
 
 def fedepm_tct_falls_with_k0(frames, summaries):
@@ -98,14 +124,30 @@ def sfedprox_fewer_cr_than_sfedavg(frames, summaries):
     return bool((mean["sfedprox"] < mean["sfedavg"]).all()) if _has(mean) else None
 
 
-def final_objective_spread(frames, summaries):
-    """Largest (over m, k0) median-over-trials spread max - min of the three final f/m."""
+def final_objective_spread(frames, summaries, k0s=(4, 12, 20)):
+    """Largest, over the Fig. 2 panels (m, k0 in ``k0s``), of the median over trials of the spread
+    max - min of the three algorithms' final f/m (each run stopped by its own code stop rule)."""
     t = _table(summaries, "fig3")
     if t is None:
         return None
+    t = t[t["k0"].isin(k0s)]
     f = t.pivot_table(index=["m", "k0", "instance"], columns="algorithm", values="f_over_m")
-    spread = (f.max(axis=1) - f.min(axis=1)).groupby(level=["m", "k0"]).median()
-    return float(spread.max())
+    if f.empty or not _has(f):
+        return None
+    per_trial = f.max(axis=1) - f.min(axis=1)
+    spread = per_trial.groupby(level=["m", "k0"]).median()
+    m, k0 = spread.idxmax()
+    panel = f.xs((m, k0), level=["m", "k0"])
+    worst = panel.median().sort_values()
+    stops = (t[(t["m"] == m) & (t["k0"] == k0)].groupby("algorithm")["stop_reason"].agg(
+        lambda x: ", ".join(f"{k} {v}" for k, v in x.value_counts().items())) if "stop_reason" in t else {})
+    others = spread.drop((m, k0))
+    why = (f"panel m={m}, k0={k0}: median spread {spread.max():.4f} (per trial {per_trial.xs((m, k0), level=['m', 'k0']).min():.4f}"
+           f"-{per_trial.xs((m, k0), level=['m', 'k0']).max():.4f}, {len(panel)} trials); median final f/m "
+           + ", ".join(f"{a} {v:.4f}" for a, v in worst.items())
+           + ("; stop reasons " + "; ".join(f"{a}: {stops[a]}" for a in worst.index if a in stops) if len(stops) else "")
+           + (f"; other panels {others.min():.4f}-{others.max():.4f}" if len(others) else ""))
+    return Outcome(float(spread.max()), why=why)
 
 
 def fedepm_final_objective_m50(frames, summaries):
@@ -181,12 +223,25 @@ def sfedavg_over_fedepm_lct_k20_m50(frames, summaries):
     return None if lct is None else _ratio(lct, "sfedavg", "fedepm", 50, 20)
 
 
-def lct_ratio_rises_with_k0(frames, summaries):
+def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
+    """LCT(k0=20)/LCT(k0=4) of FedEPM at m = 50 (paper 0.0023/0.0011 = 2.09: grows slowly)."""
     lct = _lct(summaries)
     if lct is None:
         return None
-    lo, hi = _ratio(lct, "sfedavg", "fedepm", 50, 4), _ratio(lct, "sfedavg", "fedepm", 50, 20)
-    return None if lo is None or hi is None else bool(hi > lo)
+    try:
+        epm = float(lct.loc[(50, 20), "fedepm"] / lct.loc[(50, 4), "fedepm"])
+        avg = float(lct.loc[(50, 20), "sfedavg"] / lct.loc[(50, 4), "sfedavg"])
+        lo, hi = _ratio(lct, "sfedavg", "fedepm", 50, 4), _ratio(lct, "sfedavg", "fedepm", 50, 20)
+    except KeyError:
+        return None
+    clients = np.ceil(_table(summaries, "table1")["rho"].iloc[0] * 50)
+    per_step = 1e6 * lct.xs(50, level="m")["fedepm"] / (lct.xs(50, level="m").index.to_numpy() * clients)
+    why = (f"FedEPM's LCT grows x{epm:.2f} from k0 = 4 to 20 (SFedAvg's x{avg:.2f}; paper x2.09 and x4.00), so "
+           f"SFedAvg/FedEPM goes {lo:.2f} -> {hi:.2f} (paper 3.36 -> 6.43): FedEPM's client step costs "
+           f"{per_step.min():.0f}-{per_step.max():.0f} CPU-us per client and local step at every k0 (a few numpy "
+           f"calls on a 14-vector: interpreter overhead), so its LCT is linear in k0; in the paper's MATLAB "
+           f"timings it is mostly a per-round constant (about 3 us per added client step)")
+    return Outcome(epm, why=why)
 
 
 def baseline_lct_growth_k20_over_k4_m50(frames, summaries):
@@ -314,7 +369,7 @@ CHECKS = {f.__name__: f for f in [
     fedepm_final_objective_m50, capped_runs_fig3,
     lct_order_every_row, fedepm_lowest_lct_every_k0, lct_m100_above_m50_fraction,
     sfedprox_over_sfedavg_lct_m50, sfedavg_over_fedepm_lct_k4_m50, sfedavg_over_fedepm_lct_k20_m50,
-    baseline_lct_growth_k20_over_k4_m50, lct_ratio_rises_with_k0,
+    baseline_lct_growth_k20_over_k4_m50, fedepm_lct_growth_k20_over_k4_m50,
     fedepm_cr_falls_with_rho, baselines_tct_rises_with_rho, fedepm_lowest_median_cr_tct_rho,
     snr_increases_with_epsilon, fedepm_smallest_snr, fedepm_best_cr_tct_epsilon, cr_spread_over_epsilon,
     fedepm_snr_eps01, mu_paper_final_objective, aggregate_new_cr_ratio, paper_stop_baselines_capped,

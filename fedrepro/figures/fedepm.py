@@ -2,9 +2,11 @@
 
 All runs use the code-faithful algorithms and the authors' code stopping rules (stop1: variance,
 stop2: increase guard, stop3: gradient; tol = 1e-9 n) with the 500-round cap; runs that hit the cap
-are marked. Per run: CR = rounds, TCT = run wall time, LCT = local time / CR (client work of the
-selected clients per round, broadcast-point gradients excluded as in the code), SNR = min over
-the last round's uploaders of log10(||w_i|| / ||eps_i||).
+are marked. Per run: CR = rounds, TCT = run CPU time (``run_cpu_time``), LCT = client CPU time / CR
+(``run_local_cpu_time``: client work of the selected clients per round, broadcast-point gradients
+excluded as in the code), SNR = min over the last round's uploaders of log10(||w_i|| / ||eps_i||).
+TCT and LCT are process CPU seconds, not wall seconds: the paper's timings come from an unloaded
+laptop, and CPU time is what stays put when other jobs share the cores (wall time does not).
 """
 from __future__ import annotations
 
@@ -40,11 +42,12 @@ def _plt():
 
 
 def run_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with CR, TCT, LCT, SNR, final f/m and ``capped`` (hit the round cap)."""
+    """One row per run with CR, TCT (CPU s), LCT (client CPU s per round), SNR, final f/m and ``capped``
+    (hit the round cap)."""
     s = summary.copy()
     s["CR"] = s["rounds"].astype(int)
-    s["TCT"] = s["run_wall_time"].astype(float)
-    s["LCT"] = s["run_local_time"].astype(float) / s["CR"].clip(lower=1)
+    s["TCT"] = s["run_cpu_time"].astype(float)
+    s["LCT"] = s["run_local_cpu_time"].astype(float) / s["CR"].clip(lower=1)
     s["SNR"] = s["snr"].astype(float) if "snr" in s else np.nan
     s["f_over_m"] = s["objective_per_client"] if "objective_per_client" in s else s["objective"] / s["m"]
     s["capped"] = s["status"] == "max_rounds"
@@ -100,7 +103,7 @@ def render_fig3(frames, summaries, out):
     fig, axes = plt.subplots(2, len(ms), figsize=(5 * len(ms), 7), squeeze=False)
     for col, m in enumerate(ms):
         tm = t[t["m"] == m]
-        for row, (key, name) in enumerate([("CR", "mean CR"), ("TCT", "mean TCT (s)")]):
+        for row, (key, name) in enumerate([("CR", "mean CR"), ("TCT", "mean TCT (CPU s)")]):
             ax = axes[row, col]
             for alg in _algos(tm):
                 g = tm[tm["algorithm"] == alg].groupby("k0")
@@ -124,7 +127,8 @@ def render_fig3(frames, summaries, out):
 
 # ---- table1: LCT vs k0 --------------------------------------------------------------------------
 def table1_frame(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean LCT (s) per (m, k0, algorithm), ours next to the paper's, plus the paper's ratios."""
+    """Mean LCT (client CPU s per round) per (m, k0, algorithm), ours next to the paper's (MATLAB s),
+    plus the paper's ratios."""
     t = run_table(summary)
     ours = t.groupby(["m", "k0", "algorithm"])["LCT"].mean().unstack("algorithm").reset_index()
     merged = ours.merge(PAPER_TABLE1, on=["m", "k0"], how="left", suffixes=("", "_paper"))
@@ -147,9 +151,9 @@ def render_table1(frames, summaries, out):
     loop = "one update call per client" if exp == "table1" else "clients vectorized (fig3 runs)"
     tab = table1_frame(summaries[exp])
     n_trials = summaries[exp]["instance"].nunique()
-    head = (f"FedEPM Table I: mean LCT (s) per round vs k0 (ours: numpy, {loop}, {n_trials} trials, {RULE}; "
-            "paper: MATLAB, 100 trials, header 'm = 128' read as m = 100). Absolute seconds are "
-            "platform-dependent: compare orderings and ratios.")
+    head = (f"FedEPM Table I: mean LCT (s) per round vs k0 (ours: client CPU seconds, numpy, {loop}, "
+            f"{n_trials} trials, {RULE}; paper: MATLAB, 100 trials, header 'm = 128' read as m = 100). "
+            "Absolute seconds are platform-dependent: compare orderings and ratios.")
     fmt = {c: ("{:.0f}" if c in ("m", "k0") else "{:.2f}" if "/" in c else "{:.5f}") for c in tab.columns}
     names = [c.replace("sfedavg", "SFedAvg").replace("sfedprox", "SFedProx").replace("fedepm", "FedEPM")
              .replace("_paper", " (paper)") for c in tab.columns]
@@ -183,13 +187,13 @@ def _boxes(t, by, metrics, title, out):
 
 
 def render_fig4(frames, summaries, out):
-    _boxes(run_table(summaries["fig4"]), "rho", [("CR", "CR"), ("TCT", "TCT (s)")],
+    _boxes(run_table(summaries["fig4"]), "rho", [("CR", "CR"), ("TCT", "TCT (CPU s)")],
            "FedEPM Fig. 4: effect of rho, (eps, k0, m) = (0.1, 12, 50)", out)
 
 
 def render_fig5(frames, summaries, out):
     t = run_table(summaries["fig5"])
-    _boxes(t, "epsilon", [("CR", "CR"), ("TCT", "TCT (s)"), ("SNR", "SNR (last round)")],
+    _boxes(t, "epsilon", [("CR", "CR"), ("TCT", "TCT (CPU s)"), ("SNR", "SNR (last round)")],
            "FedEPM Fig. 5: effect of epsilon, (rho, k0, m) = (0.5, 12, 50)", out)
 
 
@@ -216,7 +220,7 @@ def variants_frame(summaries) -> pd.DataFrame:
         "runs": g.size(), "median CR": g["CR"].median(), "at cap": g["capped"].sum().astype(int),
         "diverged": g["status"].apply(lambda x: int((x == "diverged").sum())),
         "median final f/m": g["f_over_m"].median(), "median SNR": g["SNR"].median(),
-        "median TCT (s)": g["TCT"].median()}).reset_index()
+        "median TCT (CPU s)": g["TCT"].median()}).reset_index()
     out["algorithm"] = out["algorithm"].map(LABEL).fillna(out["algorithm"])
     return out
 
