@@ -129,6 +129,10 @@ def _cr(r) -> str:
     return "never" if r is None or math.isinf(r) else f"CR {r:.0f}"
 
 
+def _reach(r) -> str:
+    return "never reaches 71 %" if r is None or math.isinf(r) else f"reaches 71 % at CR {r:.0f}"
+
+
 def _pp(x) -> str:
     return f"{x:+.2f} pp"
 
@@ -331,12 +335,11 @@ def usps_geomed_rsa_gt_4000(frames, summaries):
     others = [GEOMED_S] + [rsa(lam, a) for a in (A_STATED, A_SENS) for lam in RSA_LAMS if (a, lam) != (A_STATED, 1.6)]
     detail = "; ".join(f"{s}: {_cr(v)}" for s in others
                        if (v := _first_round(df, s, "usps", "accuracy", ACC_LEVEL)) is not None)
-    early = {s: v for s, v in r.items() if v <= 4000}
-    if early:
+    if any(v <= 4000 for v in r.values()):
         return Outcome(Flag(False, detail),
-                       why="; ".join(f"{s} reaches 71 % at {_cr(v)} (final {_final(df, s, 'usps'):.3f})"
-                                     for s, v in early.items())
-                       + f" with the stated 3/√k (paper: > 4000); other choices: {detail}")
+                       why="; ".join(f"{s} {_reach(v)} (final {_final(df, s, 'usps'):.3f})"
+                                     for s, v in r.items())
+                       + f" with the stated 3/√k (paper: both > 4000); other choices: {detail}")
     if run < 4000:
         finals = ", ".join(f"{s} final {_final(df, s, 'usps'):.3f}" for s in r)
         return NotTestable(f"needs paper scale: neither reaches 71 % within max_rounds = {run:.0f} on USPS "
