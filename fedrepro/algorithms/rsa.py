@@ -7,11 +7,10 @@ Iteration k = r + 1, step a_k = a / sqrt(k):
 
 ``rsa_order="jacobi"`` (default): the master uses the uploads z_n = x_n of
 iteration k-1 and the workers the old x0; ``"gauss_seidel"`` (public RSA code):
-the master uses the workers' new models. ``setting="tuned"`` replaces (a, lam) by
-(tuned_a, tuned_lam) = (0.3, 0.1) -- the clearly labelled deviation of spec A9
-(best final USPS accuracy of the `rsa_tuning` grid a x lam in {3, 0.3, 0.03} x {1.6, 0.5, 0.1}), because the
-paper's a = 3 with lam = 1.6 makes the master's sign step up to a lam Q = 96.
-``loss_F`` uses the Huber penalty (as for FRPG) and ``loss_rsa_l1`` RSA's own objective.
+the master uses the workers' new models. The paper states a = 3 ("3/sqrt(k)") but not RSA's
+penalty weight lam (spec A9: default lam = 1.6, FRPG's lambda); the workflow sweeps it.
+``loss_F`` is F of (5) with the Huber penalty weighted by this run's own ``lam`` (as FRPG's F
+uses FRPG's lambda) and ``loss_rsa_l1`` RSA's own l1 objective with the same ``lam``.
 """
 from __future__ import annotations
 
@@ -28,9 +27,6 @@ class RSA(Algorithm):
     a: float = 3.0
     lam: float = 1.6
     rsa_order: str = "jacobi"
-    setting: str = "paper"
-    tuned_a: float = 0.3
-    tuned_lam: float = 0.1
     mu: float = 1e-3          # Huber mu, only for the loss_F metric
     batch: int | None = None
 
@@ -39,10 +35,7 @@ class RSA(Algorithm):
 
     @classmethod
     def variants(cls):
-        return {"rsa_order": {"jacobi", "gauss_seidel"}, "setting": {"paper", "tuned"}}
-
-    def _a_lam(self):
-        return (self.a, self.lam) if self.setting == "paper" else (self.tuned_a, self.tuned_lam)
+        return {"rsa_order": {"jacobi", "gauss_seidel"}}
 
     def init(self, problem, ctx):
         if ctx.k0 != 1:
@@ -56,20 +49,18 @@ class RSA(Algorithm):
 
     def aggregate(self, state, problem, r):
         if state.pending is not None:
-            a, lam = self._a_lam()
-            step = a / np.sqrt(r)                                  # iteration k = r of the stored uploads
-            state.w = state.w - step * (problem.delta * state.w + lam * state.pending)
+            step = self.a / np.sqrt(r)                             # iteration k = r of the stored uploads
+            state.w = state.w - step * (problem.delta * state.w + self.lam * state.pending)
             state.pending = None
         return state.w
 
     def local_step(self, state, problem, clients, r, t):
-        a, lam = self._a_lam()
-        step = a / np.sqrt(r + 1)
+        step = self.a / np.sqrt(r + 1)
         X = state.X[clients]
         state.Z[clients] = X
         idx = problem.sample_minibatch(state.ctx.rng("minibatch", r, t), clients, self.batch)
         q = problem.minibatch_grads(X, idx)
-        state.X[clients] = X - step * (q + lam * np.sign(X - state.w))
+        state.X[clients] = X - step * (q + self.lam * np.sign(X - state.w))
 
     def upload(self, state, problem, clients, r):
         return (state.Z if self.rsa_order == "jacobi" else state.X)[clients].copy()
@@ -86,6 +77,6 @@ class RSA(Algorithm):
         rel = problem.reliable
         Xn = state.X[rel]
         base = problem.reliable_losses(Xn, rel).sum() + problem.server_loss(state.w)
-        # F of (5) always with the paper's lambda (field lam); the l1 objective with the run's lambda
+        # both penalties weighted by this run's own lambda
         return {"loss_F": float(base + self.lam * huber(state.w - Xn, self.mu).sum()),
-                "loss_rsa_l1": float(base + self._a_lam()[1] * np.abs(state.w - Xn).sum())}
+                "loss_rsa_l1": float(base + self.lam * np.abs(state.w - Xn).sum())}

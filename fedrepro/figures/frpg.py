@@ -1,11 +1,12 @@
 """Figures 3-6 of the FRPG paper (spec 004 sec. 6): loss F(w) of (5) and top-1 test accuracy
 of the server model vs communication rounds, panels USPS / MNIST / Fashion-MNIST.
 
-fig3 / fig5 come from experiment ``label_flip`` (minibatch 15), fig4 / fig6 from ``gaussian``
-(minibatch 10, c = 1e4). Series are named after the variant that produced them:
-"FRPG" is L0 = L (spec A3), "FRPG (L0=δ, literal)" the paper's literal constant,
-"RSA (a=3, λ=1.6)" the paper's setting and "RSA tuned" the labelled deviation of spec A9.
-With several seeds the line is the mean and the band the min-max over seeds.
+fig3 / fig5 come from experiments ``label_flip`` + ``label_flip_usps`` (minibatch 15), fig4 / fig6
+from ``gaussian`` + ``gaussian_usps`` (minibatch 10, c = 1e4). Series are named after the variant
+that produced them: "FRPG" is L0 = L (spec A3), "FRPG (L0=δ, literal)" the paper's literal constant,
+"RSA (a=3, λ=λ_R)" RSA at the stated step with the (unstated) penalty weight λ_R swept, and the
+baselines at the stated a_k = 3/√k ("Krum", "GeoMed", "SGD (mean)") or at the sensitivity step
+0.3/√k (", a=0.3"). With several seeds the line is the mean and the band the min-max over seeds.
 """
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ import pandas as pd  # noqa: E402
 from .base import FigureSpec, save_figure  # noqa: E402
 
 DATASETS = [("usps", "USPS"), ("mnist", "MNIST"), ("fashion_mnist", "Fashion-MNIST")]
-SERIES_ORDER = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned", "Krum", "GeoMed",
-                "SGD (mean)"]
+RSA_SERIES = ["RSA (a=3, λ=1.6)", "RSA (a=3, λ=0.1)", "RSA (a=3, λ=0.03)"]
+SERIES_ORDER = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", *RSA_SERIES, "Krum", "GeoMed", "GeoMed (a=0.3)",
+                "SGD (mean)", "SGD (mean, a=0.3)"]
 STYLE = {"FRPG": ("C3", "-"), "LFRPG": ("C0", "-"), "FRPG (L0=δ, literal)": ("C3", ":"),
-         "RSA (a=3, λ=1.6)": ("C2", "-"), "RSA tuned": ("C2", "--"), "Krum": ("C4", "-"),
-         "GeoMed": ("C1", "-"), "SGD (mean)": ("C7", "-")}
+         "RSA (a=3, λ=1.6)": ("C2", "-"), "RSA (a=3, λ=0.1)": ("C8", "-"), "RSA (a=3, λ=0.03)": ("C9", "-"),
+         "Krum": ("C4", "-"), "GeoMed": ("C1", "-"),
+         "GeoMed (a=0.3)": ("C1", "-."), "SGD (mean)": ("C7", "-"), "SGD (mean, a=0.3)": ("C7", "-.")}
 
 
 def series_label(algorithm: str, params: dict) -> str:
@@ -34,12 +37,13 @@ def series_label(algorithm: str, params: dict) -> str:
         return "FRPG" if params.get("L0_mode", "dataset") == "dataset" else "FRPG (L0=δ, literal)"
     if algorithm == "lfrpg":
         return "LFRPG" + ("" if params.get("lfrpg_momentum", "literal") == "literal" else " (chain)")
+    a = float(params.get("a", 3.0))
     if algorithm == "rsa":
-        if params.get("setting", "paper") == "tuned":
-            return "RSA tuned"
-        a, lam = params.get("a", 3.0), params.get("lam", 1.6)
-        return f"RSA (a={a:g}, λ={lam:g})"
-    return {"krum": "Krum", "geomed": "GeoMed", "sgd_mean": "SGD (mean)"}.get(algorithm, algorithm)
+        return f"RSA (a={a:g}, λ={float(params.get('lam', 1.6)):g})"
+    if algorithm == "sgd_mean":
+        return "SGD (mean" + ("" if a == 3.0 else f", a={a:g}") + ")"
+    name = {"krum": "Krum", "geomed": "GeoMed"}.get(algorithm, algorithm)
+    return name + ("" if a == 3.0 else f" (a={a:g})")
 
 
 def dataset_key(value) -> str:
@@ -82,8 +86,8 @@ def _panel(ax, df, ds, metric, series_list):
             ax.fill_between(c["round"], c["lo"], c["hi"], color=color, alpha=0.15, lw=0)
 
 
-def _render(frames, exp, metric, series_list, title, out, *, loss=False, hline=None):
-    df = with_series(frames[exp])
+def _render(frames, attack, metric, series_list, title, out, *, loss=False, hline=None):
+    df = with_series(pd.concat([frames[e] for e in (attack, f"{attack}_usps") if e in frames], ignore_index=True))
     present = [s for s in SERIES_ORDER if s in set(df["series"]) and s in series_list]
     rows = 2 if loss else 1
     fig, axes = plt.subplots(rows, 3, figsize=(15, 3.9 * rows), squeeze=False)
@@ -114,16 +118,17 @@ def _render(frames, exp, metric, series_list, title, out, *, loss=False, hline=N
         h, lab = ax.get_legend_handles_labels()
         if len(lab) > len(labels):
             handles, labels = h, lab
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=9, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize=9, frameon=False)
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
     save_figure(fig, out)
 
 
-LOSS_SERIES = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", "RSA (a=3, λ=1.6)", "RSA tuned"]
+LOSS_SERIES = ["FRPG", "LFRPG", "FRPG (L0=δ, literal)", *RSA_SERIES]
 ACC_SERIES = SERIES_ORDER
-_COMMON = ("Q=20, B=4 (last), pair_digit, λ=1.6, μ=1e-3, δ=0.003, L0=L unless marked, LFRPG T=10, "
-           "baselines 3/√k; RSA tuned: a=0.3, λ=0.1 (deviation, spec A9)")
+_COMMON = ("Q=20, B=4 (last), pair_digit, λ=1.6, μ=1e-3, δ=0.003, L0=L unless marked, LFRPG T=10; "
+           "baselines a/√k with the stated a=3 (solid) and a=0.3 (dash-dot, sensitivity: SGD, GeoMed); "
+           "RSA's λ_R unstated: swept; RSA's F uses its own λ_R")
 
 
 def fig3(frames, summaries, out):
@@ -151,8 +156,8 @@ def fig6(frames, summaries, out):
 
 
 FIGURES = {
-    "fig3": FigureSpec(experiments=["label_flip"], render=fig3),
-    "fig4": FigureSpec(experiments=["gaussian"], render=fig4),
-    "fig5": FigureSpec(experiments=["label_flip"], render=fig5),
-    "fig6": FigureSpec(experiments=["gaussian"], render=fig6),
+    "fig3": FigureSpec(experiments=["label_flip", "label_flip_usps"], render=fig3),
+    "fig4": FigureSpec(experiments=["gaussian", "gaussian_usps"], render=fig4),
+    "fig5": FigureSpec(experiments=["label_flip", "label_flip_usps"], render=fig5),
+    "fig6": FigureSpec(experiments=["gaussian", "gaussian_usps"], render=fig6),
 }
