@@ -341,7 +341,7 @@ def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
     assert len(table) == len(set(table.index))                 # one row per paper statement
     assert (table.loc[table["verdict"] != "holds", "why"].str.len() > 0).all()
     assert CHECKS["mnist_sgd_gaussian_acc"](frames, summaries) == pytest.approx(0.72)
-    assert CHECKS["lfrpg_le_frpg"](frames, summaries) == 1.0
+    assert CHECKS["lfrpg_le_frpg"](frames, summaries).value == 1.0
     # GeoMed 0.70 and RSA 0.05 never reach 71 % in a 1,500-CR run: the claim is about CR 4000
     assert isinstance(CHECKS["usps_geomed_rsa_gt_4000"](frames, summaries), NotTestable)
     assert CHECKS["mnist_sgd_gaussian_acc"]({}, {}) is None
@@ -394,11 +394,13 @@ def test_round_claims_are_bands_and_short_runs_are_not_testable():
     assert t.loc["usps_geomed_rsa_gt_4000", "verdict"] == "fails"
 
 
-def test_shown_values_print_their_context_and_compare_as_numbers():
-    from fedrepro.claims import _fmt, verdict
-    from fedrepro.claims.frpg import Flag, Shown
+def test_detail_is_shown_with_the_value_and_the_verdict_compares_the_value():
+    from fedrepro.claims import Outcome, evaluate
 
-    assert _fmt(Shown(0.5, "ratio 0.3")) == "0.5 [ratio 0.3]"
-    assert verdict(Shown(0.5, "x"), 0.7, "ge") == "fails"
-    assert _fmt(Flag(False, "λ_R=0.1: yes")) == "no [λ_R=0.1: yes]"
-    assert verdict(Flag(False, "x"), None, "true") == "fails" and verdict(Flag(True), None, "true") == "holds"
+    claims = [{"id": "a", "check": "a", "compare": "ge", "paper_value": 0.7, "experiments": []},
+              {"id": "b", "check": "b", "compare": "true", "experiments": []}]
+    checks = {"a": lambda f, s: Outcome(0.5, detail="ratio 0.3"),
+              "b": lambda f, s: Outcome(False, why="GeoMed first", detail="λ_R=0.1: yes")}
+    t = evaluate(claims, checks, {}, {}, "frpg").set_index("claim")
+    assert t.loc["a", "our_value"] == "0.5 [ratio 0.3]" and t.loc["a", "verdict"] == "fails"
+    assert t.loc["b", "our_value"] == "no [λ_R=0.1: yes]" and t.loc["b", "why"] == "GeoMed first"

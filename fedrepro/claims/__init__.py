@@ -42,10 +42,13 @@ class NotTestable:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A check's value with the explanation shown when the verdict is not ``holds``."""
+    """A check's value with the explanation shown when the verdict is not ``holds`` (``why``) and
+    context always shown after the value (``detail``: other readings, sensitivity series), e.g.
+    ``Outcome(0.76, why="GeoMed learns fast at the stated step", detail="at a=0.3: +5.74 pp")``."""
 
     value: Any
     why: str = ""
+    detail: str = ""
 
 
 def verdict(value, paper_value, compare: str, tolerance=None) -> str:
@@ -121,7 +124,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         needed = claim.get("experiments") or []
         missing_data = sorted({d for e in needed for d in skipped.get(e, [])})
         absent = [e for e in needed if e not in frames]
-        why, value = "", None
+        why, value, detail = "", None, ""
         compare, tolerance = claim.get("compare", "true"), claim.get("tolerance")
         if missing_data:
             state, why = NOT_TESTABLE, f"dataset unavailable here: {', '.join(missing_data)} (see results/skipped.md)"
@@ -133,7 +136,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
                 raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro.claims.{paper}")
             value = checks[name]({e: frames[e] for e in needed}, {e: summaries[e] for e in needed})
             if isinstance(value, Outcome):
-                value, why = value.value, value.why
+                value, why, detail = value.value, value.why, value.detail
             if isinstance(value, NotTestable):
                 state, why, value = NOT_TESTABLE, value.reason, None
             else:
@@ -150,7 +153,8 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
                 elif state == HOLDS:
                     why = ""
         rows.append({"paper": paper, "claim": claim["id"], "text": claim.get("text", ""),
-                     "paper_value": _fmt(claim.get("paper_value")), "our_value": _fmt(value),
+                     "paper_value": _fmt(claim.get("paper_value")),
+                     "our_value": _fmt(value) + (f" [{detail}]" if detail else ""),
                      "compare": compare, "tolerance": _fmt(tolerance), "verdict": state, "why": why})
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -55,32 +55,6 @@ def bench_sets():
     return out
 
 
-class Shown(float):
-    """A numeric check value that prints with its context, e.g. ``0.5 [ratio ...; at a=0.3: ...]``
-    (the verdict compares the number; the bracket shows the other readings)."""
-
-    def __new__(cls, value, detail: str = ""):
-        obj = super().__new__(cls, value)
-        obj.detail = detail
-        return obj
-
-    def __format__(self, spec):
-        s = format(float(self), spec)
-        return f"{s} [{self.detail}]" if self.detail else s
-
-
-class Flag(int):
-    """A yes/no check value with its context (``bool(Flag)`` is the verdict)."""
-
-    def __new__(cls, ok, detail: str = ""):
-        obj = super().__new__(cls, bool(ok))
-        obj.detail = detail
-        return obj
-
-    def __str__(self):
-        return ("yes" if self else "no") + (f" [{self.detail}]" if self.detail else "")
-
-
 def _df(frames, attack):
     """The attack's runs over all datasets (``attack`` and ``attack_usps`` experiments)."""
     parts = [frames.get(e) for e in (attack, f"{attack}_usps")]
@@ -171,7 +145,7 @@ def loss_below_rsa(frames, summaries):
     stated = results[RSA_LAMS[0]]
     ok = all(o < t for _, _, o, t in stated)
     detail = "; ".join(f"λ_R={lam:g}: {summary(rows)}" for lam, rows in results.items() if lam != RSA_LAMS[0])
-    return Outcome(Flag(ok, detail), why=f"λ_R=1.6, a=3: {summary(stated)}")
+    return Outcome(bool(ok), detail=detail, why=f"λ_R=1.6, a=3: {summary(stated)}")
 
 
 def lfrpg_le_frpg(frames, summaries):
@@ -194,7 +168,7 @@ def lfrpg_le_frpg(frames, summaries):
             return None
         fractions[attack] = float(np.mean(hits))
     detail = ", ".join(f"{ATTACK_NAME[k]} {v:.3g}" for k, v in fractions.items())
-    return Shown(min(fractions.values()), detail)
+    return Outcome(min(fractions.values()), detail=detail)
 
 
 def fmnist_400_vs_800(frames, summaries):
@@ -210,7 +184,7 @@ def fmnist_400_vs_800(frames, summaries):
     c = _first_round(df, "LFRPG", "fashion_mnist", "loss_F", ref, below=True)
     if c is None:
         return None
-    return Outcome(Shown(c, f"ratio c*/800 = {c / 800:.3g}, paper 0.5; F_FRPG(800) = {ref:.4g}"),
+    return Outcome(c, detail=f"ratio c*/800 = {c / 800:.3g}, paper 0.5; F_FRPG(800) = {ref:.4g}",
                    why=f"LFRPG reaches F_FRPG(800) = {ref:.4g} at {_cr(c)} (paper ≈ 400, band ×1.5: "
                        f"267-600): LFRPG is {'faster' if c < 400 else 'slower'} than the paper's")
 
@@ -240,7 +214,7 @@ def _acc_margin(attack):
             return None
         m, ds, ours, who, theirs = got[0][1]
         detail = "; ".join(f"{label}: {_pp(w[0])}" for label, w in got[1:] if w is not None)
-        return Outcome(Shown(m, detail),
+        return Outcome(m, detail=detail,
                        why=f"{DS_NAME[ds]}: min(FRPG, LFRPG) {ours:.3f} vs {who} {theirs:.3f} ({_pp(m)}) "
                            f"with the stated 3/√k; other choices: {detail}")
     return check
@@ -274,7 +248,7 @@ def _faster(attack):
             return None
         ok, bad = got[0][1]
         detail = "; ".join(f"{label}: {'yes' if r[0] else 'no'}" for label, r in got[1:] if r is not None)
-        return Outcome(Flag(ok, detail), why="; ".join(bad) + f" (stated 3/√k; other choices: {detail})")
+        return Outcome(bool(ok), detail=detail, why="; ".join(bad) + f" (stated 3/√k; other choices: {detail})")
     return check
 
 
@@ -316,7 +290,7 @@ def _usps_rounds(series, paper_rounds, band, sens=None):
         why = (f"{series} reaches 71 % on USPS at {_cr(r)} vs the paper's ≈ {paper_rounds} "
                f"(band {lo:.0f}-{hi:.0f}): {'faster' if r < lo else 'slower'} than the paper; "
                + "; ".join(notes))
-        return Outcome(Shown(r, "; ".join(notes)), why=why)
+        return Outcome(r, detail="; ".join(notes), why=why)
     return check
 
 
@@ -333,7 +307,7 @@ def usps_geomed_rsa_gt_4000(frames, summaries):
     detail = "; ".join(f"{s}: {_cr(v)}" for s in others
                        if (v := _first_round(df, s, "usps", "accuracy", ACC_LEVEL)) is not None)
     if any(v <= 4000 for v in r.values()):
-        return Outcome(Flag(False, detail),
+        return Outcome(False, detail=detail,
                        why="; ".join(f"{s} {_reach(v)} (final {_final(df, s, 'usps'):.3f})"
                                      for s, v in r.items())
                        + f" with the stated 3/√k (paper: both > 4000); other choices: {detail}")
@@ -341,7 +315,7 @@ def usps_geomed_rsa_gt_4000(frames, summaries):
         finals = ", ".join(f"{s} final {_final(df, s, 'usps'):.3f}" for s in r)
         return NotTestable(f"needs paper scale: neither reaches 71 % within max_rounds = {run:.0f} on USPS "
                            f"({finals}); the claim is about CR 4000; other choices: {detail}")
-    return Flag(True, detail)
+    return Outcome(True, detail=detail)
 
 
 def _comm_reduction(series):
@@ -372,7 +346,7 @@ def _comm_reduction(series):
             return NotTestable(f"needs paper scale: SGD (mean) never reaches 71 % within max_rounds = "
                                f"{_last_round(df, 'usps'):.0f} on USPS, so the reduction is only known to be "
                                f">= {red:.3g} ({series} at {_cr(r)}); {detail}")
-        return Outcome(Shown(red, detail),
+        return Outcome(red, detail=detail,
                        why=f"{series} reaches 71 % at {_cr(r)}, SGD (mean) with the stated 3/√k at {_cr(r_sgd)} "
                            f"(paper ≈ 4000); {detail}")
     return check
@@ -387,7 +361,7 @@ def sgd_gaussian_max_final_acc(frames, summaries):
     if vals is None:
         return None
     sens = _all_or_none(_final(df, SGD_S, ds) for ds in DS)
-    return Shown(max(vals), "" if sens is None else f"at a=0.3: {max(sens):.3g}")
+    return Outcome(max(vals), detail="" if sens is None else f"at a=0.3: {max(sens):.3g}")
 
 
 def _fmnist_gain(df, bench):
@@ -412,7 +386,7 @@ def _fmnist_gain_check(stated, others):
         pp, rel, ours, theirs = g
         alt = [(s, _fmnist_gain(df, s)) for s in others]
         detail = "; ".join([f"relative {rel:+.3g} %"] + [f"vs {s}: {_pp(v[0])}" for s, v in alt if v is not None])
-        return Outcome(Shown(pp, detail),
+        return Outcome(pp, detail=detail,
                        why=f"FRPG/LFRPG mean {ours:.4f} vs {stated} {theirs:.4f} (stated 3/√k"
                            + (", λ_R = 1.6" if stated == RSA else "") + f"): {_pp(pp)}; {detail}")
     return check
