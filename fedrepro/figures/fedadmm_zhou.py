@@ -58,11 +58,13 @@ def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 def medians(summary: pd.DataFrame, x: str) -> pd.DataFrame:
     """Per (algorithm, x): median CR and CPU time (``run_cpu_time``: process CPU seconds of the run,
-    data loading excluded, so a loaded machine does not change it), IQR, fraction reached, chosen step_c."""
+    data loading excluded, so a loaded machine does not change it), IQR, fraction reached, fraction that hit the
+    round cap (``capped``: their CR and time are lower bounds), chosen step_c."""
     s = choose_steps(summary, [x])
     agg = {"cr": ("rounds", "median"), "cr_q1": ("rounds", lambda v: v.quantile(0.25)),
            "cr_q3": ("rounds", lambda v: v.quantile(0.75)), "time": ("run_cpu_time", "median"),
-           "reached": ("reached", "mean"), "n": ("rounds", "size")}
+           "reached": ("reached", "mean"), "n": ("rounds", "size"),
+           "capped": ("status", lambda v: float((v == "max_rounds").mean()))}
     out = s.groupby(["algorithm", x]).agg(**agg).reset_index()
     if "step_c" in s.columns:
         out = out.merge(s.groupby(["algorithm", x])["step_c"].first().reset_index(), on=["algorithm", x])
