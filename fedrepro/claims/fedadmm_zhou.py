@@ -46,13 +46,6 @@ def _med(summaries, exp, x):
     return medians(s, x)
 
 
-def _end_values(med, x, col, alg):
-    d = med[med["algorithm"] == alg].sort_values(x)
-    if len(d) < 2:
-        return None
-    return float(d[col].iloc[0]), float(d[col].iloc[-1])
-
-
 def _cap_value(summaries, exps) -> int | None:
     caps = [int(s.loc[s["status"] == "max_rounds", "rounds"].max()) for e in exps
             if (s := _s(summaries, e)) is not None and (s["status"] == "max_rounds").any()]
@@ -118,7 +111,8 @@ def trend_check(exps, x, col, direction, need, algs=ALGS, note=""):
         against = [p for p in pairs if p["state"] is False]
         why = "; ".join(_pair_text(p, x, col) for p in against)
         if open_:
-            why += f" ({len(open_)} capped trend(s) counted for the claim)"
+            why += (f" ({len(open_)} capped trend(s) counted "
+                    f"{'against' if value == lo else 'for'} the claim)")
         if against:
             why = f"{len(against)} of {n} against the paper: {why}" + (f". {note}" if note else "")
         return Outcome(value, why=why)
