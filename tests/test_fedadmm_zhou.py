@@ -391,3 +391,11 @@ def test_fig3_qot_flat_cr_holds_fails_or_is_not_testable():
     v, why, ours = _verdict("fig3_qot_fedadmm_cr_flat", {}, summ((13, 4, 2)))
     assert (v, ours) == ("fails", "2.75") and "13, 4, 2 at rho = 0.1, 0.5, 0.9" in why
     assert _verdict("fig3_qot_fedadmm_cr_flat", {}, summ((50, 50, 50), capped=True))[0] == "not testable here"
+
+
+def test_time_trend_within_noise_is_not_testable():
+    rows = {(a, m): (20, t) for a in ALG5 for m, t in ((200, 1.0), (400, 1.1))}
+    v, why, _ = _verdict("fig5_ls_time_rises_with_m", {}, _summary("m", rows))
+    assert v == "not testable here" and "timing noise: 5 of 5" in why
+    rows[("fedavg", 400)] = rows[("fedprox", 400)] = (20, 0.5)      # two clear falls: fails either way
+    assert _verdict("fig5_ls_time_rises_with_m", {}, _summary("m", rows))[0] == "fails"
