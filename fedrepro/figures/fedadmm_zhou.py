@@ -57,11 +57,14 @@ def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def medians(summary: pd.DataFrame, x: str) -> pd.DataFrame:
-    """Per (algorithm, x): median CR and time, IQR, fraction reached, chosen step_c."""
+    """Per (algorithm, x): median CR and CPU time (``run_cpu_time``: process CPU seconds of the run,
+    data loading excluded, so a loaded machine does not change it), IQR, fraction reached, fraction that hit the
+    round cap (``capped``: their CR and time are lower bounds), chosen step_c."""
     s = choose_steps(summary, [x])
     agg = {"cr": ("rounds", "median"), "cr_q1": ("rounds", lambda v: v.quantile(0.25)),
-           "cr_q3": ("rounds", lambda v: v.quantile(0.75)), "time": ("run_wall_time", "median"),
-           "reached": ("reached", "mean"), "n": ("rounds", "size")}
+           "cr_q3": ("rounds", lambda v: v.quantile(0.75)), "time": ("run_cpu_time", "median"),
+           "reached": ("reached", "mean"), "n": ("rounds", "size"),
+           "capped": ("status", lambda v: float((v == "max_rounds").mean()))}
     out = s.groupby(["algorithm", x]).agg(**agg).reset_index()
     if "step_c" in s.columns:
         out = out.merge(s.groupby(["algorithm", x])["step_c"].first().reset_index(), on=["algorithm", x])
@@ -104,9 +107,9 @@ def _sweep_figure(x, xlabel, rows, title):
                 continue
             med = medians(s, x)
             _panel(axes[row, 0], med, x, "cr", "CR (median)", xlabel)
-            _panel(axes[row, 1], med, x, "time", "time [s] (median)", xlabel)
+            _panel(axes[row, 1], med, x, "time", "CPU time (s)", xlabel)
             axes[row, 0].set_title(f"({letters[2 * row]}) CR, {ex}", fontsize=9)
-            axes[row, 1].set_title(f"({letters[2 * row + 1]}) time, {ex}", fontsize=9)
+            axes[row, 1].set_title(f"({letters[2 * row + 1]}) CPU time (median), {ex}", fontsize=9)
         for ax in axes[:, 0]:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=8)
