@@ -1,6 +1,7 @@
 """A sequential model over one flat parameter vector."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ class ParamSlot:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)
 
     @property
     def stop(self) -> int:
