@@ -157,6 +157,9 @@ def cmd_list(args) -> int:
         except ImportError:
             return []
 
+    from .experiments import PAPERS
+
+    print("papers:       " + ", ".join(PAPERS) + "  (snakemake -j N <paper>)")
     print("algorithms:   " + ", ".join(algorithm_names()))
     print("problems:     " + ", ".join(problem_names()) + "  (CLI --problem: linreg, logreg, softmax)")
     print("datasets:     " + ", ".join(f"{n} [{', '.join(s.variants)}]" for n, s in sorted(DATASETS.items())))
