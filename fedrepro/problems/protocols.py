@@ -13,9 +13,9 @@ capability                 members                                    read by
                                                                       fedalt, fedsim (step sizes)
 ``StochasticProblem``      ``sample_minibatch``, ``minibatch_grads``  frpg, lfrpg, rsa, krum,
                                                                       geomed, sgd_mean
-``ByzantineProblem``       ``senders``, ``reliable``                  frpg, lfrpg, rsa, krum,
+``ByzantineProblem``       ``senders``                                frpg, lfrpg, rsa, krum,
                                                                       geomed, sgd_mean
-``ConsensusProblem``       ``delta``, ``server_loss``,                frpg, lfrpg, rsa
+``ConsensusProblem``       ``delta``, ``server_loss``, ``reliable``,  frpg, lfrpg, rsa
                            ``reliable_losses``
 ``StepConstantProblem``    ``L``                                      frpg, lfrpg (when ``L`` is
                                                                       not a parameter)
@@ -60,9 +60,9 @@ class Capability:
 
 LIPSCHITZ = Capability("LipschitzProblem", "per-client Lipschitz constants", ("lipschitz",))
 STOCHASTIC = Capability("StochasticProblem", "minibatch sampling", ("sample_minibatch", "minibatch_grads"))
-BYZANTINE = Capability("ByzantineProblem", "a reliable/faulty worker split", ("senders", "reliable"))
-CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server term and reliable losses",
-                       ("delta", "server_loss", "reliable_losses"))
+BYZANTINE = Capability("ByzantineProblem", "a faulty-worker split", ("senders",))
+CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server term and reliable-worker losses",
+                       ("delta", "server_loss", "reliable", "reliable_losses"))
 STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
 LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
 
