@@ -72,8 +72,8 @@ def test_frpg_on_linreg_synthetic_fails_before_any_round(monkeypatch):
     with pytest.raises(ValueError, match=r"algorithm 'frpg' cannot run on problem 'linreg_synthetic") as err:
         simulate(_linreg_synthetic(), make_algorithm("frpg"), max_rounds=3, progress=records.append)
     msg = str(err.value)
-    for cap in ("StochasticProblem", "ByzantineProblem", "ConsensusProblem: delta, server_loss, reliable, reliable_losses",
-                "StepConstantProblem: L"):
+    for cap in ("StochasticProblem", "ByzantineProblem", "StepConstantProblem: L",
+                "ConsensusProblem: delta, server_loss, reliable, reliable_losses"):
         assert cap in msg
     assert calls == [] and records == []
 
