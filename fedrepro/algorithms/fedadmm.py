@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..problems.protocols import LIPSCHITZ, LOSS_KIND
 from .base import Algorithm, State
 
 
@@ -41,6 +42,10 @@ class FedADMM(Algorithm):
     pi0: str = "zero"
 
     name = "fedadmm"
+    requires = (LIPSCHITZ,)                 # a_i = alpha_i r_i
+
+    def requirements(self):
+        return super().requirements() + ((LOSS_KIND,) if self.r0_rule == "code" else ())
 
     @classmethod
     def variants(cls):
