@@ -1,4 +1,4 @@
-"""ENS (FedEPM Lemma III.2, corrected sign): hand examples, brute force, ties, speed."""
+"""ENS (FedEPM Lemma III.2, corrected sign): hand examples, brute force, ties (timing: benchmarks/bench_fedepm.py --ens-only)."""
 
 import numpy as np
 import pytest
