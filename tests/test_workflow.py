@@ -18,6 +18,7 @@ def dry_run(*args, env=None):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow                          # whole-DAG dry run; the no-traceback test below builds it too
 def test_dry_run_lists_the_default_dag():
     res = dry_run("--forceall")            # the whole DAG, whatever results/ already holds
     assert res.returncode == 0, res.stderr[-3000:]
@@ -33,6 +34,7 @@ def test_bad_config_value_stops_before_any_job():
     assert "scale" in out and "huge" in out and "quick, paper" in out
 
 
+@pytest.mark.slow                          # two dry runs; the fast unit test below covers the strict rule
 def test_strict_with_missing_dataset_is_an_error(tmp_path):
     # no mirror, no cache, no network: experiments needing data are skipped (default) ...
     env = {"FEDREPRO_DATA_MIRROR": str(tmp_path)}
@@ -60,3 +62,29 @@ def test_dry_run_prints_no_traceback_and_no_warning(tmp_path):
     noisy = [line for line in out.splitlines()
              if any(word in line.lower() for word in ("traceback", "exception", "warning", "no validator"))]
     assert noisy == [], "\n".join(noisy)
+
+
+def test_strict_skips_or_refuses_missing_datasets(tmp_path):
+    """skipped_experiments (what `strict` drives): missing datasets skip their experiments by
+    default, and with strict=True are an error naming the experiment, dataset, URL and the fixes."""
+    from fedrepro.workflow_support import ConfigError, skipped_experiments
+
+    class Plan:                                    # the DataPlan interface skipped_experiments reads
+        cache = tmp_path / "cache"
+
+        def status(self, key):
+            return "missing" if key == "cifar10" else "local"
+
+        def urls(self, key):
+            return [f"https://example.invalid/{key}"]
+
+    cells = {("p", "needs_data"): [{"datasets": ["cifar10", "adult"]}, {"datasets": ["cifar10"]}],
+             ("p", "local"): [{"datasets": ["adult"]}], ("p", "synthetic"): [{"datasets": []}]}
+    assert skipped_experiments(cells, Plan(), strict=False) == {("p", "needs_data"): ["cifar10"]}
+    with pytest.raises(ConfigError) as err:
+        skipped_experiments(cells, Plan(), strict=True)
+    msg = str(err.value)
+    for part in ("strict=true", "p/needs_data needs cifar10", "https://example.invalid/cifar10",
+                 "FEDREPRO_DATA_MIRROR", str(tmp_path / "cache")):
+        assert part in msg
+    assert "local" not in msg.replace("p/needs_data", "")
