@@ -1,7 +1,9 @@
 """Benchmarks of the FRPG paper (spec 004).
 
-Time of one FRPG round on MNIST (Q = 20, minibatch 15, label flipping) and of one
-evaluation (loss_server + gradient + test accuracy + loss_F). The cost of the whole
+Time of one FRPG round on MNIST (Q = 20, minibatch 15, label flipping) and of one evaluation
+(loss_server + gradient + test accuracy + loss_F), both measured through the simulation loop
+(`fedrepro.simulation.simulate`: per-round stamps from an identity upload mechanism, and the CPU /
+wall seconds its trace records). The cost of the whole
 quick scale: ``benchmarks/quick_cost.py frpg``.
 
 Usage (processed data: ``snakemake -j 2 data/processed/mnist.npz``):
@@ -15,46 +17,54 @@ import time
 import numpy as np
 
 
-def bench_round(data_dir: str, rounds: int = 50, dataset: str = "mnist") -> dict:
-    from fedrepro.algorithms import RunContext, make_algorithm
+class RoundClock:
+    """Identity upload mechanism of ``simulate`` that timestamps every round (CPU and wall): the
+    loop calls it once per round, between the upload and the attack, so consecutive stamps are one
+    whole round apart (receive, aggregate, begin_round, local steps, upload)."""
+
+    def __init__(self):
+        self.cpu, self.wall = [], []
+
+    def __call__(self, uploads, clients, r, state, ctx):
+        self.cpu.append(time.process_time())
+        self.wall.append(time.perf_counter())
+        return uploads
+
+
+def bench_round(data_dir: str, rounds: int = 50, dataset: str = "mnist", warmup: int = 5) -> dict:
+    """Median / mean milliseconds of one loop round of ``simulate`` after ``warmup`` rounds (per-round
+    stamps of :class:`RoundClock`; evaluations only at round 0 and the last round, outside the
+    stamped rounds), the client part from the trace's ``local_cpu_time``, and one evaluation
+    (loss_server + gradient + test accuracy + loss_F): the trace's span minus the rounds in it."""
+    from fedrepro.algorithms import make_algorithm
     from fedrepro.attacks import build_attack
     from fedrepro.problems import build_problem
+    from fedrepro.simulation import simulate
 
     t0 = time.perf_counter()
     prob = build_problem({"name": "softmax", "dataset": dataset, "Q": 20, "batch": 15}, 0, data_dir=data_dir)
     t_build = time.perf_counter() - t0
-    alg = make_algorithm("frpg")
-    ctx = RunContext(k0=1, seed=0, max_rounds=rounds)
-    att = build_attack({"name": "label_flip", "B": 4})
-    att.prepare(prob, ctx)
-    st = alg.init(prob, ctx)
-    clients = np.arange(prob.m)
-    times = []
-    for r in range(rounds):
-        t = time.perf_counter()
-        st.w = alg.aggregate(st, prob, r)
-        alg.begin_round(st, prob, clients, r)
-        alg.local_step(st, prob, clients, r, 0)
-        U = att.corrupt(alg.upload(st, prob, clients, r), clients, r, st, prob, alg, ctx)
-        alg.receive(st, prob, clients, U, r)
-        times.append(time.perf_counter() - t)
-    ev = []
-    for _ in range(3):
-        t = time.perf_counter()
-        prob.evaluate(st.w)
-        alg.round_metrics(st, prob)
-        ev.append(time.perf_counter() - t)
-    return {"dataset": dataset, "dim": prob.dim, "build_s": t_build,
-            "round_ms_median": 1e3 * float(np.median(times[5:])), "round_ms_mean": 1e3 * float(np.mean(times[5:])),
-            "eval_s_median": float(np.median(ev))}
+    clock = RoundClock()
+    res = simulate(prob, make_algorithm("frpg"), k0=1, rho=1.0, max_rounds=rounds, seed=0, eval_every=rounds,
+                   mechanism=clock, attack=build_attack({"name": "label_flip", "B": 4}))
+    first, last = res.trace[0], res.trace[-1]
+    assert (first["round"], last["round"], res.status, len(clock.cpu)) == (0, rounds, "max_rounds", rounds)
+    cpu, wall = np.diff(clock.cpu)[warmup:], np.diff(clock.wall)[warmup:]
+    return {"dataset": dataset, "dim": prob.dim, "rounds": rounds, "build_s": t_build,
+            "round_cpu_ms_median": 1e3 * float(np.median(cpu)), "round_cpu_ms_mean": 1e3 * float(np.mean(cpu)),
+            "round_wall_ms_median": 1e3 * float(np.median(wall)), "round_wall_ms_mean": 1e3 * float(np.mean(wall)),
+            "local_cpu_ms_mean": 1e3 * (last["local_cpu_time"] - first["local_cpu_time"]) / rounds,
+            "eval_cpu_s": last["cpu_time"] - first["cpu_time"] - rounds * float(np.mean(cpu)),
+            "eval_wall_s": last["wall_time"] - first["wall_time"] - rounds * float(np.mean(wall))}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--dataset", default="mnist")
+    ap.add_argument("--rounds", type=int, default=50)
     args = ap.parse_args()
-    print(bench_round(args.data_dir, dataset=args.dataset))
+    print(bench_round(args.data_dir, rounds=args.rounds, dataset=args.dataset))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,11 @@ Grid keys
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
 algorithm only. The results column of a swept key is its last dotted component
 (``mechanism.name`` -> ``mechanism``, ``attack.name`` -> ``attack``).
+
+Every cell is checked when it is expanded: its algorithm and parameters must construct, its
+problem must be registered, and the problem's class must provide what the algorithm needs
+(:func:`fedrepro.problems.protocols.check_pairing`), so a bad pairing stops the workflow at
+parse time, before any job starts.
 """
 from __future__ import annotations
 
@@ -101,6 +106,29 @@ def _set_dotted(cell: dict, key: str, value) -> None:
                           f"an algorithm name, or a run setting {list(RUN_KEYS)}")
 
 
+def check_cell(cell: dict, _seen: dict | None = None) -> None:
+    """Raise :class:`ConfigError` when the cell's algorithm cannot be built with its parameters,
+    its problem is unknown, or the algorithm cannot run on the problem's class (checked from the
+    problem builder's declared class, without loading data)."""
+    from .algorithms import make_algorithm
+    from .problems import problem_class
+    from .problems.protocols import check_pairing
+
+    pname = (cell.get("problem") or {}).get("name")
+    key = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
+    if _seen is not None and key in _seen:
+        return
+    try:
+        algorithm = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
+        cls = problem_class(pname)
+        if cls is not None:
+            check_pairing(algorithm, cls, problem_name=pname)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
+    if _seen is not None:
+        _seen[key] = True
+
+
 def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed: int = 0) -> list[dict]:
     """Expand one experiment block into its cells (see module docstring)."""
     block = resolve_scale(block, scale)
@@ -113,7 +141,7 @@ def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     grid = block.get("grid", {}) or {}
     grid_keys = sorted(grid)
-    cells = []
+    cells, checked = [], {}
     for alg_name, alg_params in algorithms.items():
         alg_params = dict(alg_params or {})
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
@@ -153,6 +181,7 @@ def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed
                 cell["columns"] = columns
                 cell["shared"] = shared
                 cell["cell"] = cell_id(cell)
+                check_cell(cell, checked)
                 cells.append(cell)
     ids = [c["cell"] for c in cells]
     if len(set(ids)) != len(ids):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .algorithms.base import Algorithm, RunContext
 from .problems.base import FederatedProblem
+from .problems.protocols import check_pairing
 
 
 @dataclass
@@ -91,7 +92,11 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     replay : a :class:`fedrepro.replay.Replay`: recorded client selections (instead of
         :func:`sample_clients`) and/or unit-scale noise (instead of the ``init``/``noise``
         streams), checked against the problem and ``max_rounds`` before the run.
+
+    An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
+    is rejected with a ValueError before anything runs.
     """
+    check_pairing(algorithm, problem)
     if k0 < 1 or int(k0) != k0:
         raise ValueError(f"k0={k0} must be a positive integer (local iterations per round)")
     if max_rounds < 0:

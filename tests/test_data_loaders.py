@@ -62,8 +62,9 @@ def test_qsar_csv_equals_authors_mat(mirror, cache):
 
 
 @pytest.mark.parametrize("name,train_counts,test_counts", [
-    ("mnist", [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949],
-     [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]),
+    pytest.param("mnist", [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949],
+                 [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009],
+                 marks=pytest.mark.slow),    # same IDX loader as fashion_mnist, which stays fast
     ("fashion_mnist", [6000] * 10, [1000] * 10),
 ])
 def test_idx_datasets(mirror, cache, name, train_counts, test_counts):
@@ -103,6 +104,7 @@ def test_chest_accelerometer(mirror, cache):
     assert (ds.groups["participant"][1:][same] == ds.groups["participant"][:-1][same]).all()
 
 
+@pytest.mark.slow                              # decodes all 60,000 CIFAR-10 images (~10 s)
 def test_cifar10(mirror, cache):
     ds = get("cifar10", mirror, cache)
     train = ds.split == "train"

@@ -10,40 +10,11 @@ from scipy.optimize import minimize_scalar
 from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.base import RunContext
 from fedrepro.privacy import build_mechanism
-from fedrepro.problems.base import FederatedProblem
 from fedrepro.simulation import sample_clients, simulate
 from fedrepro.stopping import EPMCodeRules, build_stop
+from tests.toys import Quadratic
 
 ADULT = Path("/work/shared/datasets/adult")
-
-
-class Quadratic(FederatedProblem):
-    """f_i(w) = a_i/2 ||w - c_i||^2 with a_i = u_i / d_i (curvature of a mean-type loss, so that
-    step (38) gamma_i = 2 d_i / sqrt(.) is stable), weights 1; counts gradient calls."""
-
-    name = "quadratic"
-
-    def __init__(self, m=8, dim=5, seed=0):
-        rng = np.random.default_rng(seed)
-        self.m, self.dim = m, dim
-        self.client_sizes = rng.integers(20, 200, m)
-        self.a = rng.uniform(0.5, 1.5, m) / self.client_sizes
-        self.C = rng.normal(size=(m, dim)) * 3
-        self.weights = np.ones(m)
-        self.local_grad_calls = 0
-
-    def client_losses(self, W, clients=None):
-        c = self._clients(clients, self.m)
-        D = np.asarray(W) - self.C[c]
-        return 0.5 * self.a[c] * np.einsum("ij,ij->i", D, D)
-
-    def client_grads(self, W, clients=None):
-        c = self._clients(clients, self.m)
-        self.local_grad_calls += np.ndim(W) == 2        # per-client points: only local steps use these
-        return self.a[c, None] * (np.asarray(W) - self.C[c])
-
-    def optimum(self):
-        return (self.a[:, None] * self.C).sum(0) / self.a.sum()
 
 
 def _run(alg, problem, k0=3, rho=0.5, seed=0, rounds=60, eps=1e3, stop=None, **params):
@@ -56,7 +27,7 @@ def _run(alg, problem, k0=3, rho=0.5, seed=0, rounds=60, eps=1e3, stop=None, **p
 @pytest.mark.parametrize("seed", range(4))
 def test_client_update_minimises_subproblem_23(scaling, seed):
     rng = np.random.default_rng(seed)
-    P = Quadratic(m=6, dim=4, seed=seed)
+    P = Quadratic.random(m=6, dim=4, seed=seed)
     alg = make_algorithm("fedepm", mu_scaling=scaling, eta=0.3, lam=0.2, mu0=rng.uniform(0.5, 3), c=0.1)
     ctx = RunContext(k0=3, rho=1.0, seed=seed)
     st = alg.init(P, ctx)
@@ -90,8 +61,8 @@ def test_default_penalty_formula():
 @pytest.mark.parametrize("alg", ["fedepm", "sfedavg", "sfedprox"])
 def test_runs_are_seeded_and_record_metrics(alg):
     kw = {"eta": 0.05, "lam": 0.01} if alg == "fedepm" else {}
-    r1 = _run(alg, Quadratic(), **kw)
-    r2 = _run(alg, Quadratic(), **kw)
+    r1 = _run(alg, Quadratic.random(), **kw)
+    r2 = _run(alg, Quadratic.random(), **kw)
     assert np.array_equal(r1.w, r2.w)
     rec = r1.trace[-1]
     for key in ("err", "objective_per_client", "snr", "snr_code"):
@@ -100,26 +71,26 @@ def test_runs_are_seeded_and_record_metrics(alg):
 
 
 def test_fedepm_approaches_optimum_on_quadratic():
-    P = Quadratic(m=10, seed=3)
+    P = Quadratic.random(m=10, seed=3)
     res = _run("fedepm", P, rho=1.0, rounds=300, eps=1e6, eta=0.5, lam=1e-4, mu_scaling="paper", mu0=1.0)
     assert np.linalg.norm(res.w - P.optimum()) < 0.05 * np.linalg.norm(P.optimum())
 
 
 def test_fedepm_gradients_outside_local_time():
     """G = grad f_i(w) is computed once per round by the server block, never in the local phase."""
-    P = Quadratic()
+    P = Quadratic.random()
     res = _run("fedepm", P, k0=5, rounds=10, eta=0.05, lam=0.01)
     assert res.rounds == 10 and P.local_grad_calls == 0
-    P2 = Quadratic()
+    P2 = Quadratic.random()
     res2 = _run("sfedavg", P2, k0=5, rounds=10)
     assert P2.local_grad_calls == res2.rounds * 4                     # k0 - 1 local gradients per round
-    P3 = Quadratic()
+    P3 = Quadratic.random()
     res3 = _run("sfedprox", P3, k0=5, rounds=10)
     assert P3.local_grad_calls == res3.rounds * (3 * 5 - 1)           # ell k0 - 1
 
 
 def test_sfedavg_aggregation_sets():
-    P = Quadratic(m=10)
+    P = Quadratic.random(m=10)
     alg = make_algorithm("sfedavg")
     ctx = RunContext(k0=2, rho=0.3, seed=5)
     st = alg.init(P, ctx)
@@ -131,7 +102,7 @@ def test_sfedavg_aggregation_sets():
 
 
 def test_sfedavg_step_38():
-    P = Quadratic(m=4)
+    P = Quadratic.random(m=4)
     alg = make_algorithm("sfedavg")
     st = alg.init(P, RunContext(k0=4, rho=1.0))
     S = np.arange(4)
@@ -140,7 +111,7 @@ def test_sfedavg_step_38():
 
 
 def test_initial_uploads_code_noise():
-    P = Quadratic(m=5, dim=14)
+    P = Quadratic.random(m=5, dim=14)
     st = make_algorithm("fedepm").init(P, RunContext(seed=1))
     assert np.allclose(np.linalg.norm(st.Z, axis=1), 20 * np.sqrt(13))
     assert np.allclose(st.Z.mean(axis=1), 0)
@@ -171,7 +142,7 @@ def _trace(F, err, g2=None):
 
 
 def test_epm_code_rules():
-    P = Quadratic(dim=14)
+    P = Quadratic.random(dim=14)
     rule = build_stop({"rule": "epm", "variant": "code"}, P)
     assert rule.tol == pytest.approx(1.4e-8)
     assert rule.check(_trace([30.0, 29.0, 28.0], [1, 1, 1e-9])) == "gradient"          # stop3 at any s
@@ -185,7 +156,7 @@ def test_epm_code_rules():
 
 
 def test_epm_paper_rules():
-    P = Quadratic(dim=14)
+    P = Quadratic.random(dim=14)
     rule = build_stop({"rule": "epm", "variant": "paper"}, P)
     assert isinstance(rule, EPMCodeRules) and rule.literal and rule.tol == pytest.approx(1.4e-7)
     assert rule.check(_trace([28, 29, 28.5, 29.5], [1, 0.5, 0.6, 1.1])) is None        # no stop2
@@ -322,8 +293,8 @@ def test_adult_builder_reads_processed_npz(tmp_path):
 @pytest.mark.parametrize("alg", ["fedepm", "sfedavg", "sfedprox"])
 def test_sequential_client_loop_matches_vectorized(alg):
     kw = {"eta": 0.05, "lam": 0.01} if alg == "fedepm" else {}
-    a = _run(alg, Quadratic(), rounds=8, **kw)
-    b = _run(alg, Quadratic(), rounds=8, client_loop="sequential", **kw)
+    a = _run(alg, Quadratic.random(), rounds=8, **kw)
+    b = _run(alg, Quadratic.random(), rounds=8, client_loop="sequential", **kw)
     assert np.allclose(a.w, b.w, rtol=1e-10, atol=1e-12) and a.rounds == b.rounds
 
 

@@ -5,6 +5,7 @@ from scipy import stats
 
 from fedrepro.algorithms.base import RunContext, State
 from fedrepro.privacy import MECHANISMS, LaplaceEPM, build_mechanism, stdlap
+from tests.toys import Quadratic
 
 
 def _state(n_clients, dim, g1, gap2, m=None):
@@ -95,28 +96,9 @@ def test_fallback_for_algorithms_without_upload_info():
     """Reusable on other algorithms: with prepare(problem) the mechanism computes ||grad f_i(w)||_1
     and the gap itself (here FedAvg from the FedADMM paper, if present)."""
     from fedrepro.algorithms import algorithm_names, make_algorithm
-    from fedrepro.problems.base import FederatedProblem
     from fedrepro.simulation import simulate
 
-    class Quad(FederatedProblem):
-        def __init__(self):
-            self.m, self.dim = 6, 4
-            self.C = np.arange(24.0).reshape(6, 4) / 10
-            self.client_sizes = np.full(6, 10)
-            self.weights = np.ones(6) / 6
-
-        def client_losses(self, W, clients=None):
-            c = self._clients(clients, self.m)
-            return 0.5 * ((np.asarray(W) - self.C[c]) ** 2).sum(-1)
-
-        def client_grads(self, W, clients=None):
-            c = self._clients(clients, self.m)
-            return np.asarray(W) - self.C[c]
-
-        def lipschitz(self):
-            return np.ones(self.m)
-
-    P = Quad()
+    P = Quadratic(np.arange(24.0).reshape(6, 4) / 10, client_sizes=np.full(6, 10))
     mech = LaplaceEPM(epsilon=1e3, generator="laplace")
     st = State(w=np.full(4, 0.5))
     mech.prepare(P, RunContext(k0=2))

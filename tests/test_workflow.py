@@ -18,6 +18,7 @@ def dry_run(*args, env=None):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow                          # whole-DAG dry run; the no-traceback test below builds it too
 def test_dry_run_lists_the_default_dag():
     res = dry_run("--forceall")            # the whole DAG, whatever results/ already holds
     assert res.returncode == 0, res.stderr[-3000:]
@@ -33,6 +34,7 @@ def test_bad_config_value_stops_before_any_job():
     assert "scale" in out and "huge" in out and "quick, paper" in out
 
 
+@pytest.mark.slow                          # two dry runs; the fast unit test below covers the strict rule
 def test_strict_with_missing_dataset_is_an_error(tmp_path):
     # no mirror, no cache, no network: experiments needing data are skipped (default) ...
     env = {"FEDREPRO_DATA_MIRROR": str(tmp_path)}
@@ -87,6 +89,7 @@ def test_data_plan_never_touches_the_network(tmp_path, monkeypatch):
     assert skipped_experiments(cells, on, strict=True) == {}
 
 
+@pytest.mark.slow                          # two dry runs; test_data_plan_never_touches_the_network is the fast one
 def test_download_flag_adds_the_fetch_jobs(tmp_path):
     env = {"FEDREPRO_DATA_MIRROR": str(tmp_path)}
     cache = "cache: %s" % (tmp_path / "cache")
@@ -98,3 +101,29 @@ def test_download_flag_adds_the_fetch_jobs(tmp_path):
         return next((int(line.split()[-1]) for line in res.stdout.splitlines() if line.split()[:1] == [rule]), 0)
 
     assert jobs(on, "fetch") > jobs(off, "fetch") and jobs(on, "total") > jobs(off, "total")
+
+
+def test_strict_skips_or_refuses_missing_datasets(tmp_path):
+    """skipped_experiments (what `strict` drives): missing datasets skip their experiments by
+    default, and with strict=True are an error naming the experiment, dataset, URL and the fixes."""
+    from fedrepro.workflow_support import ConfigError, skipped_experiments
+
+    class Plan:                                    # the DataPlan interface skipped_experiments reads
+        cache = tmp_path / "cache"
+
+        def status(self, key):
+            return "missing" if key == "cifar10" else "local"
+
+        def urls(self, key):
+            return [f"https://example.invalid/{key}"]
+
+    cells = {("p", "needs_data"): [{"datasets": ["cifar10", "adult"]}, {"datasets": ["cifar10"]}],
+             ("p", "local"): [{"datasets": ["adult"]}], ("p", "synthetic"): [{"datasets": []}]}
+    assert skipped_experiments(cells, Plan(), strict=False) == {("p", "needs_data"): ["cifar10"]}
+    with pytest.raises(ConfigError) as err:
+        skipped_experiments(cells, Plan(), strict=True)
+    msg = str(err.value)
+    for part in ("strict=true", "p/needs_data needs cifar10", "https://example.invalid/cifar10",
+                 "FEDREPRO_DATA_MIRROR", str(tmp_path / "cache")):
+        assert part in msg
+    assert "local" not in msg.replace("p/needs_data", "")

@@ -1,4 +1,5 @@
-"""Tiny problem and algorithm used to test the plumbing independently of any paper."""
+"""The tests' toy problem (one quadratic for every test) and tiny algorithms used to test the plumbing
+independently of any paper."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,31 +11,50 @@ from fedrepro.problems.base import FederatedProblem
 
 
 class Quadratic(FederatedProblem):
-    """f_i(w) = 0.5 * ||w - c_i||^2 * s_i; optimum of sum_i f_i/m is the s-weighted mean of c_i."""
+    """The tests' one toy problem: f_i(w) = s_i/2 ||w - c_i||^2 (Lipschitz constant s_i).
+
+    The optimum of sum_i weight_i f_i is the (weight_i s_i)-weighted mean of the c_i. Defaults:
+    s_i = 1, client sizes 1, weights 1/m. ``local_grad_calls`` counts the calls of ``client_grads``
+    at per-client points (a 2-D ``W``: local steps; the server block evaluates at one point).
+    """
 
     name = "quadratic"
 
-    def __init__(self, centers, scales=None):
+    def __init__(self, centers, scales=None, client_sizes=None, weights=None):
         self.c = np.asarray(centers, float)
         self.m, self.dim = self.c.shape
         self.s = np.ones(self.m) if scales is None else np.asarray(scales, float)
-        self.client_sizes = np.ones(self.m, dtype=int)
-        self.weights = np.full(self.m, 1.0 / self.m)
+        self.client_sizes = np.ones(self.m, dtype=int) if client_sizes is None else np.asarray(client_sizes)
+        self.weights = np.full(self.m, 1.0 / self.m) if weights is None else np.asarray(weights, float)
+        self.local_grad_calls = 0
+
+    @classmethod
+    def random(cls, m=8, dim=5, seed=0):
+        """Random instance with client sizes d_i in [20, 200), s_i = u_i / d_i (u_i ~ U[0.5, 1.5]: the
+        curvature of a mean-type loss, so that FedEPM's step (38) gamma_i = 2 d_i / sqrt(.) is stable),
+        centres 3 N(0, I) and weights 1 (f = sum_i f_i, as the FedEPM problems)."""
+        rng = np.random.default_rng(seed)
+        sizes = rng.integers(20, 200, m)
+        scales = rng.uniform(0.5, 1.5, m) / sizes
+        centers = rng.normal(size=(m, dim)) * 3
+        return cls(centers, scales, client_sizes=sizes, weights=np.ones(m))
 
     def client_losses(self, W, clients=None):
         idx = self._clients(clients, self.m)
-        D = W - self.c[idx]
+        D = np.asarray(W) - self.c[idx]
         return 0.5 * self.s[idx] * np.einsum("ij,ij->i", D, D)
 
     def client_grads(self, W, clients=None):
         idx = self._clients(clients, self.m)
-        return self.s[idx, None] * (W - self.c[idx])
+        self.local_grad_calls += np.ndim(W) == 2
+        return self.s[idx, None] * (np.asarray(W) - self.c[idx])
 
     def lipschitz(self):
         return self.s.copy()
 
     def optimum(self):
-        return (self.s @ self.c) / self.s.sum()
+        ws = self.weights * self.s
+        return (ws @ self.c) / ws.sum()
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..problems.protocols import LIPSCHITZ
 from .base import Algorithm, State
 
 
@@ -26,6 +27,7 @@ class LocalGD(Algorithm):
 
     name = "local_gd"
     grads_per_step = 1
+    requires = (LIPSCHITZ,)                 # eta = step_c / max_i r_i
 
     @classmethod
     def variants(cls):

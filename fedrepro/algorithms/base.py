@@ -84,9 +84,14 @@ class Algorithm:
     Variants (paper vs authors' code choices) are plain string parameters whose
     allowed values :meth:`variants` lists; they are validated on construction
     and recorded with every run.
+
+    ``requires`` lists the problem capabilities (:mod:`fedrepro.problems.protocols`) the
+    algorithm reads beyond :class:`FederatedProblem`; the run rejects a problem without them
+    before it starts. Needs that depend on a parameter go in :meth:`requirements`.
     """
 
     name = "base"
+    requires = ()
 
     def __post_init__(self):
         for key, allowed in type(self).variants().items():
@@ -98,6 +103,10 @@ class Algorithm:
     def variants(cls) -> dict:
         """Parameter -> allowed values; override in subclasses."""
         return {}
+
+    def requirements(self) -> tuple:
+        """Problem capabilities this instance needs (default: the class's ``requires``)."""
+        return tuple(type(self).requires)
 
     def params(self) -> dict:
         """The algorithm's parameters as a flat dict (recorded in results)."""

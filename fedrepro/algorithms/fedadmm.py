@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..problems.protocols import LIPSCHITZ, LOSS_KIND
 from .base import Algorithm, State
 
 
@@ -23,12 +24,12 @@ class FedADMM(Algorithm):
     r0 : sigma_i = r0 * alpha_i * r_i (paper 0.2).
     r0_rule : "paper" (use ``r0``) | "code" (authors' code: least squares 0.5/log10(9+k0), logistic
         0.05 + 0.01*[d/n >= 1000]; spec 7.A C6).
-    nu : accuracy decay eps_i <- nu eps_i (5), applied with equality while selected (C12).
+    nu : accuracy decay eps_i <- nu eps_i (5), applied with equality while selected (FIDELITY ZH-12).
     eps0 : initial inner accuracy; None = k0^2 (paper).
-    kappa_max : inner prox-linear steps per local iteration (code: 3; C10).
+    kappa_max : inner prox-linear steps per local iteration (code: 3; FIDELITY ZH-10).
     inner_check : "code" (step-length test with the gradient of the previous inner iterate and
         threshold eps_i*n; costs no gradient) | "paper" (condition (6) with the fresh gradient and
-        threshold eps_i; one gradient per inner step) (C11).
+        threshold eps_i; one gradient per inner step) (FIDELITY ZH-11).
     pi0 : "zero" (Sec. 5.2, code) | "neg_grad" (Algorithm 1 as printed: pi_i^0 = -alpha_i grad f_i(0)) (P2).
     """
 
@@ -41,6 +42,10 @@ class FedADMM(Algorithm):
     pi0: str = "zero"
 
     name = "fedadmm"
+    requires = (LIPSCHITZ,)                 # a_i = alpha_i r_i
+
+    def requirements(self):
+        return super().requirements() + ((LOSS_KIND,) if self.r0_rule == "code" else ())
 
     @classmethod
     def variants(cls):
@@ -97,7 +102,7 @@ class FedADMM(Algorithm):
         state.eps[clients] = eps
         code = self.inner_check == "code"
         thr = eps * problem.dim if code else eps
-        # first step of (15) from v^0 = w (C13) with the cached gradient g_i^w:
+        # first step of (15) from v^0 = w (FIDELITY ZH-13) with the cached gradient g_i^w:
         # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
         E = pi + state.gw
         V = w - E / (a + sg)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..huber import huber, penalty_grad, project_ball, worker_prox_step
+from ..problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STOCHASTIC
 from .base import Algorithm, State
 
 
@@ -52,6 +53,10 @@ class FRPG(Algorithm):
     clip_g: bool = True
 
     name = "frpg"
+    requires = (STOCHASTIC, BYZANTINE, CONSENSUS)
+
+    def requirements(self):
+        return super().requirements() + ((STEP_CONSTANT,) if self.L is None else ())
 
     @classmethod
     def variants(cls):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..huber import huber
+from ..problems.protocols import BYZANTINE, CONSENSUS, STOCHASTIC
 from .base import Algorithm, State
 
 
@@ -32,6 +33,7 @@ class RSA(Algorithm):
 
     name = "rsa"
     slots_per_upload = 1
+    requires = (STOCHASTIC, BYZANTINE, CONSENSUS)
 
     @classmethod
     def variants(cls):

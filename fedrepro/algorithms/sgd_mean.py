@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import aggregators
+from ..problems.protocols import BYZANTINE, STOCHASTIC
 from .base import Algorithm, State
 
 
@@ -32,6 +33,7 @@ class RobustAggregationSGD(Algorithm):
     name = "robust_sgd"
     upload_kind = "gradient"
     slots_per_upload = 1
+    requires = (STOCHASTIC, BYZANTINE)
 
     def aggregate_rows(self, V: np.ndarray, state) -> np.ndarray:
         """The server's rule over the received rows V (n, d) -> (d,)."""

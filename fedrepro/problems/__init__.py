@@ -1,12 +1,15 @@
-"""Problems (losses and models). Each module registers builders in ``PROBLEMS``.
+"""Problems (losses and models). Each module registers builders in ``_BUILDERS``.
 
 A problem builder takes ``(spec: dict, seed: int, data_dir)`` and returns a
 :class:`~fedrepro.problems.base.FederatedProblem`. ``spec`` is the ``problem``
-block of an experiment in ``config.yaml``.
+block of an experiment in ``config.yaml``. The builder's return annotation names the
+problem class it builds: :func:`problem_class` reads it, so what a problem provides
+(:mod:`fedrepro.problems.protocols`) is known before any data is loaded.
 """
 from __future__ import annotations
 
 import importlib
+import typing
 
 from .base import FederatedProblem
 
@@ -24,13 +27,26 @@ def problem_names() -> list[str]:
     return sorted(_BUILDERS)
 
 
-def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
-    """Build the problem named ``spec['name']``."""
-    name = spec.get("name")
+def _builder(name: str):
     if name not in _BUILDERS:
         raise ValueError(f"unknown problem {name!r}; allowed: {', '.join(problem_names())}")
     module, func = _BUILDERS[name].split(":")
-    return getattr(importlib.import_module(module), func)(spec, seed, **kwargs)
+    return getattr(importlib.import_module(module), func)
 
 
-__all__ = ["FederatedProblem", "build_problem", "problem_names"]
+def problem_class(name: str) -> type[FederatedProblem] | None:
+    """The class that the builder ``name`` returns (its return annotation), without building
+    anything; None when the builder declares no concrete subclass of FederatedProblem."""
+    hints = typing.get_type_hints(_builder(name))
+    cls = hints.get("return")
+    if isinstance(cls, type) and issubclass(cls, FederatedProblem) and cls is not FederatedProblem:
+        return cls
+    return None
+
+
+def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
+    """Build the problem named ``spec['name']``."""
+    return _builder(spec.get("name"))(spec, seed, **kwargs)
+
+
+__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_names"]

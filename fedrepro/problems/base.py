@@ -8,6 +8,10 @@ Subclasses implement the vectorized per-client primitives
 point ``w`` of shape (dim,) or one point per requested client, ``W`` of shape
 (len(clients), dim). Everything else is derived here, so an algorithm never
 loops over clients in Python.
+
+What some algorithms need beyond this interface (Lipschitz constants, minibatches, a
+Byzantine worker split ...) is declared as capabilities in :mod:`fedrepro.problems.protocols`;
+a problem provides one by implementing its members.
 """
 from __future__ import annotations
 

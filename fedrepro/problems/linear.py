@@ -152,6 +152,8 @@ class LinearModelProblem(FederatedProblem):
         | "code" (FedADMM code's logistic rule lmax/(5 d_i) + lam/d_i)
     """
 
+    loss: str           # read by FedADMM's r0_rule="code" (fedrepro.problems.protocols)
+
     def __init__(self, X=None, y=None, client_ids=None, loss: str = "squared", lam: float = 0.0,
                  reg_scaling: str = "mean", weights=None, name: str | None = None,
                  lipschitz_rule: str = "exact", *, _layout: _DenseLayout | None = None,

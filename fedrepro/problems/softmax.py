@@ -54,6 +54,9 @@ class SoftmaxProblem(FederatedProblem):
     """
 
     name = "softmax"
+    # instance attributes read by algorithms (see fedrepro.problems.protocols)
+    delta: float
+    L: float
 
     def __init__(self, X, y, parts, X_test=None, y_test=None, *, delta=0.003, n_classes=10, batch=15,
                  L=None, eval_fraction=1.0, seed=0, dataset="", bias=False):

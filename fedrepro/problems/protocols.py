@@ -1,0 +1,143 @@
+"""Problem capabilities: what an algorithm needs from a problem beyond :class:`FederatedProblem`.
+
+:class:`~fedrepro.problems.base.FederatedProblem` declares the interface every problem has
+(``m``, ``dim``, ``client_sizes``, ``weights``, ``client_losses``, ``client_grads``,
+``objective``, ``gradient``, ``evaluate``, ``describe``). Some algorithms read more; each such
+group of members is one :class:`Capability` below, named after the protocol a problem class
+implements to provide it:
+
+=========================  =========================================  ==========================
+capability                 members                                    read by
+=========================  =========================================  ==========================
+``LipschitzProblem``       ``lipschitz()``                            fedadmm, fedavg, fedprox,
+                                                                      fedalt, fedsim (step sizes)
+``StochasticProblem``      ``sample_minibatch``, ``minibatch_grads``  frpg, lfrpg, rsa, krum,
+                                                                      geomed, sgd_mean
+``ByzantineProblem``       ``senders``                                frpg, lfrpg, rsa, krum,
+                                                                      geomed, sgd_mean
+``ConsensusProblem``       ``delta``, ``server_loss``, ``reliable``,  frpg, lfrpg, rsa
+                           ``reliable_losses``
+``StepConstantProblem``    ``L``                                      frpg, lfrpg (when ``L`` is
+                                                                      not a parameter)
+``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
+=========================  =========================================  ==========================
+
+An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
+default empty); an algorithm whose needs depend on its parameters extends
+:meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`check_pairing` rejects an
+unsuitable algorithm x problem pairing with a message naming both, the missing capability and
+a registered problem that has it. It runs at the start of :func:`fedrepro.simulation.simulate`
+(before anything touches the problem) and, from the problem builder's declared return class,
+when a config's experiments are expanded (:func:`fedrepro.experiments.expand`), so no job starts.
+
+A problem provides a capability when its class implements every member: a method, property or
+class attribute defined on the class (a member inherited unchanged from ``FederatedProblem``,
+such as the ``lipschitz`` stub that raises, does not count), or an instance attribute declared by
+a class annotation (``delta: float``) and set in ``__init__``. On a built problem an instance
+attribute counts when it is set. Nothing else has to be declared: implementing the members is
+the declaration (structural typing, as :class:`typing.Protocol`).
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from .base import FederatedProblem
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One protocol: ``name`` (the protocol's name), ``what`` (in words, for messages) and the
+    ``members`` a problem implements to provide it."""
+
+    name: str
+    what: str
+    members: tuple
+
+    def __str__(self):
+        return f"{self.what} ({self.name}: {', '.join(self.members)})"
+
+
+LIPSCHITZ = Capability("LipschitzProblem", "per-client Lipschitz constants", ("lipschitz",))
+STOCHASTIC = Capability("StochasticProblem", "minibatch sampling", ("sample_minibatch", "minibatch_grads"))
+BYZANTINE = Capability("ByzantineProblem", "a faulty-worker split", ("senders",))
+CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server term and reliable-worker losses",
+                       ("delta", "server_loss", "reliable", "reliable_losses"))
+STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
+LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
+
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND)
+
+_MISSING = object()
+
+
+def _has_member(problem, name: str) -> bool:
+    cls = problem if isinstance(problem, type) else type(problem)
+    attr = inspect.getattr_static(cls, name, _MISSING)
+    if attr is not _MISSING:
+        return attr is not inspect.getattr_static(FederatedProblem, name, _MISSING)
+    if isinstance(problem, type):       # declared instance attribute (class annotation)
+        return any(name in vars(k).get("__annotations__", {}) for k in cls.__mro__ if k is not FederatedProblem)
+    return hasattr(problem, name)
+
+
+def provides(problem, capability: Capability) -> bool:
+    """Whether ``problem`` (a problem or a problem class) implements ``capability``."""
+    return all(_has_member(problem, n) for n in capability.members)
+
+
+def capabilities_of(problem) -> tuple:
+    """The capabilities ``problem`` (instance or class) provides."""
+    return tuple(c for c in CAPABILITIES if provides(problem, c))
+
+
+def requirements_of(algorithm) -> tuple:
+    """What ``algorithm`` (an instance, or a class: its unconditional ``requires``) needs."""
+    if isinstance(algorithm, type):
+        return tuple(getattr(algorithm, "requires", ()))
+    if hasattr(algorithm, "requirements"):
+        return tuple(algorithm.requirements())
+    return tuple(getattr(algorithm, "requires", ()))
+
+
+def missing(algorithm, problem) -> tuple:
+    """The capabilities ``algorithm`` needs and ``problem`` does not provide (empty: they pair)."""
+    return tuple(c for c in requirements_of(algorithm) if not provides(problem, c))
+
+
+def problems_providing(capabilities) -> list:
+    """Registered problem names whose (declared) class provides every one of ``capabilities``."""
+    from . import problem_class, problem_names
+
+    out = []
+    for name in problem_names():
+        cls = problem_class(name)
+        if cls is not None and all(provides(cls, c) for c in capabilities):
+            out.append(name)
+    return out
+
+
+def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
+    """Raise ValueError when ``algorithm`` cannot run on ``problem`` (instance or class), naming the
+    algorithm, the problem, the missing capabilities and a problem that provides them."""
+    lacking = missing(algorithm, problem)
+    if not lacking:
+        return
+    alg_name = getattr(algorithm, "name", type(algorithm).__name__)
+    cls = problem if isinstance(problem, type) else type(problem)
+    pname = problem_name or getattr(problem, "name", None) or cls.__name__
+    label = pname if pname == cls.__name__ else f"{pname} ({cls.__name__})"
+    parts = [str(c) for c in lacking]
+    need = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    them = "it" if len(lacking) == 1 else "them"
+    alternatives = problems_providing(requirements_of(algorithm))
+    members = [m for c in lacking for m in c.members]
+    fix = f"use a problem that provides {them}, e.g. {', '.join(alternatives)}; or " if alternatives else ""
+    fix += f"implement {', '.join(members)} on {cls.__name__}"
+    raise ValueError(f"algorithm {alg_name!r} cannot run on problem {pname!r}: it needs {need}, "
+                     f"which {label} does not provide; {fix}")
+
+
+__all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
+           "LOSS_KIND", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
+           "check_pairing"]
