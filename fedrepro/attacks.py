@@ -18,7 +18,11 @@ n = N+1..Q convention, spec A2). The problem is told who is faulty
 * ``silent`` -- no corruption, but the faulty workers (default the last B = 4) send
   nothing the server uses: the ideal problem (4) over the N reliable workers, the
   "no attack" reference of the acceptance check.
-* ``none`` -- no faulty workers at all (B = 0; the runner skips it entirely).
+* ``none`` -- no attack. Without ``faulty``/``B`` (or with ``B: 0``) there are no faulty
+  workers and :func:`build_attack` returns None (nothing to run, as with no ``attack``
+  block). With ``faulty: [ids]`` or ``B > 0`` the listed workers follow the protocol
+  unchanged but are not "reliable": metrics use the other workers only (an attack-free
+  run measured on the same reliable set as the attacked runs).
 """
 from __future__ import annotations
 
@@ -106,11 +110,21 @@ class NoAttack(_Attack):
 ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "silent": Silent, "none": NoAttack}
 
 
+def _names_workers(spec: dict) -> bool:
+    return spec.get("faulty") is not None or int(spec.get("B") or 0) > 0
+
+
 def build_attack(spec: dict | None):
-    """``ATTACKS[spec['name']](spec)``; None or ``{name: none}`` without ids: no faulty workers."""
+    """The attack of a ``attack`` block: ``ATTACKS[spec['name']](spec)``.
+
+    None, ``{}`` and ``{name: none}`` naming no faulty workers: None (no attack at all).
+    ``{name: none, faulty: [...]}`` (or ``B > 0``): :class:`NoAttack` -- honest workers
+    excluded from the metrics (see the module docstring)."""
     if not spec:
-        return NoAttack({})
+        return None
     name = spec.get("name", "none")
     if name not in ATTACKS:
-        raise ValueError(f"unknown attack {name!r}; allowed: {sorted(ATTACKS)}")
+        raise ValueError(f"unknown attack {name!r}: attack.name must be one of {sorted(ATTACKS)}")
+    if name == "none" and not _names_workers(spec):
+        return None
     return ATTACKS[name](spec)

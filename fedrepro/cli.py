@@ -6,7 +6,9 @@
     fedrepro list
 
 The ``.npz`` holds ``X`` (n_samples, n_features), ``y`` (n_samples,) and ``client``
-(n_samples,) integer client ids 0..m-1; for ``softmax`` optionally ``X_test``/``y_test``.
+(n_samples,) integer client ids 0..m-1 (``client_ids`` is accepted as an alias); for
+``softmax`` optionally ``X_test``/``y_test``. The flags make a cell, and the run is built
+by :func:`fedrepro.runner.build_run`, the path every workflow cell takes.
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
 noise by another implementation's (formats: :mod:`fedrepro.replay`, README).
 """
@@ -30,6 +32,26 @@ def _kv(pairs, what: str) -> dict:
     return out
 
 
+CLIENT_KEY, CLIENT_ALIASES = "client", ("client_ids",)
+
+
+def load_npz(path: str | Path):
+    """``(X, y, client, extras)`` of a user npz. The client ids are under ``client`` (n,);
+    ``client_ids`` is accepted as an alias (the name :class:`LinearModelProblem` uses)."""
+    path = Path(path)
+    with np.load(path, allow_pickle=False) as z:
+        keys = [k for k in (CLIENT_KEY, *CLIENT_ALIASES) if k in z.files]
+        missing = [k for k in ("X", "y") if k not in z.files] + ([] if keys else [CLIENT_KEY])
+        if missing:
+            raise SystemExit(f"error: {path} lacks array(s) {missing}; it needs X (n, d), y (n,) and client (n,)")
+        if len(keys) > 1:
+            raise SystemExit(f"error: {path} has both {keys[0]!r} and {keys[1]!r}; keep one array of client ids "
+                             f"(named {CLIENT_KEY!r})")
+        X, y, client = z["X"], z["y"], z[keys[0]].astype(np.int64)
+        extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
+    return X, y, client, extra
+
+
 def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights: str | None = None):
     """Build a problem of ``kind`` (linreg, logreg, softmax) from the user's npz.
 
@@ -38,12 +60,7 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
     path = Path(path)
     if not path.exists():
         raise SystemExit(f"error: --data {path} does not exist")
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in ("X", "y", "client") if k not in z.files]
-        if missing:
-            raise SystemExit(f"error: {path} lacks array(s) {missing}; it needs X (n, d), y (n,) and client (n,)")
-        X, y, client = z["X"], z["y"], z["client"].astype(np.int64)
-        extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
+    X, y, client, extra = load_npz(path)
     if not (len(X) == len(y) == len(client)):
         raise SystemExit(f"error: X, y and client must have the same length; got {len(X)}, {len(y)}, {len(client)}")
     ids = np.unique(client)
@@ -67,43 +84,49 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
     raise SystemExit(f"error: --problem {kind!r} is not allowed; choose linreg, logreg or softmax")
 
 
+def cli_cell(args, options: dict, default_weights) -> dict:
+    """The cell the flags describe (the same spec a workflow sweep cell is)."""
+    def block(name, params, flag):
+        return {"name": name, **_kv(params, flag)} if name else None
+
+    return {"paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": args.algorithm,
+            "params": _kv(args.param, "--param"), "seed": args.seed, "instance": 0, "k0": args.k0,
+            "rho": args.rho, "max_rounds": args.rounds, "eval_every": args.eval_every,
+            "stop": {"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
+            "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
+            "attack": block(args.attack, args.attack_param, "--attack-param"),
+            "problem": {"name": args.problem, "data": str(args.data), **options,
+                        **({"weights": default_weights} if default_weights else {})}}
+
+
 def cmd_run(args) -> int:
     from .algorithms import make_algorithm
     from .replay import ReplayError, load_replay
     from .results import provenance, run_frame, write_parquet
-    from .runner import _component, progress_printer
-    from .simulation import simulate
-    from .stopping import build_stop
+    from .runner import build_run, progress_printer
 
-    try:
-        algorithm = make_algorithm(args.algorithm, **_kv(args.param, "--param"))
+    try:        # the algorithm decides the default client weights of the npz problem
+        default_weights = getattr(make_algorithm(args.algorithm, **_kv(args.param, "--param")),
+                                  "objective_weights", None)
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")
     options = _kv(args.problem_param, "--problem-param")
-    default_weights = None if "weights" in options else getattr(algorithm, "objective_weights", None)
+    if "weights" in options:
+        default_weights = None
+    cell = cli_cell(args, options, default_weights)
     problem = problem_from_npz(args.problem, args.data, dict(options), default_weights=default_weights)
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
-        if replay is not None:
+        if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
-        stop = build_stop({"rule": args.stop, **_kv(args.stop_param, "--stop-param")}, problem)
-        mechanism = _component("mechanism", {"name": args.mechanism, **_kv(args.mechanism_param, "--mechanism-param")}
-                               if args.mechanism else None)
-        attack = _component("attack", {"name": args.attack, **_kv(args.attack_param, "--attack-param")}
-                            if args.attack else None)
+        run = build_run(cell, problem=problem, replay=replay)
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")
     try:
-        result = simulate(problem, algorithm, k0=args.k0, rho=args.rho, max_rounds=args.rounds, seed=args.seed,
-                          eval_every=args.eval_every, stop=stop, mechanism=mechanism, attack=attack,
-                          progress=None if args.quiet else progress_printer(sys.stderr, 2.0), replay=replay)
+        result = run.simulate(progress=None if args.quiet else progress_printer(sys.stderr, 2.0))
     except ReplayError as err:             # e.g. too few noise rows for the round the run reached
         raise SystemExit(f"error: {err}")
-    cell = {"paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": args.algorithm,
-            "seed": args.seed, "instance": 0, "k0": args.k0, "rho": args.rho,
-            "problem": {"name": args.problem, "data": str(args.data), **options,
-                        **({"weights": default_weights} if default_weights else {})}}
-    df = run_frame(cell, result, problem.describe(), algorithm.params())
+    df = run_frame(cell, result, problem.describe(), run.algorithm.params())
     replayed = {k: {"file": str(v), "sha256": _sha256(v)}
                 for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
     write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {})))
@@ -134,6 +157,9 @@ def cmd_list(args) -> int:
         except ImportError:
             return []
 
+    from .experiments import PAPERS
+
+    print("papers:       " + ", ".join(PAPERS) + "  (snakemake -j N <paper>)")
     print("algorithms:   " + ", ".join(algorithm_names()))
     print("problems:     " + ", ".join(problem_names()) + "  (CLI --problem: linreg, logreg, softmax)")
     print("datasets:     " + ", ".join(f"{n} [{', '.join(s.variants)}]" for n, s in sorted(DATASETS.items())))

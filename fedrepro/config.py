@@ -6,9 +6,10 @@ from pathlib import Path
 
 import yaml
 
-from .experiments import ConfigError
+from .experiments import PAPERS, ConfigError
 
-SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+# Package data (pyproject: package-data); workflow/schemas/config.schema.yaml is a link to it.
+SCHEMA = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
 
 
 def load_schema() -> dict:
@@ -48,6 +49,7 @@ def _explain(error) -> str:
 
 
 BOOLEAN_KEYS = ("strict",)
+NESTED_BOOLEAN_KEYS = (("data", "download"),)
 
 
 def coerce_command_line(config: dict) -> dict:
@@ -56,7 +58,21 @@ def coerce_command_line(config: dict) -> dict:
         value = config.get(key)
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
             config[key] = value.strip().lower() in ("true", "yes", "1")
+    for outer, key in NESTED_BOOLEAN_KEYS:
+        block = config.get(outer)
+        value = block.get(key) if isinstance(block, dict) else None
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+            block[key] = value.strip().lower() in ("true", "yes", "1")
     return config
+
+
+def _paper_errors(config: dict) -> list[str]:
+    """The paper keys are listed once, in :data:`fedrepro.experiments.PAPERS` (not in the schema)."""
+    papers = config.get("papers")
+    if not isinstance(papers, list):
+        return []
+    return [f"key 'papers.{i}' has value {p!r}; allowed values: {', '.join(PAPERS)}"
+            for i, p in enumerate(papers) if p not in PAPERS]
 
 
 def validate_config(config: dict, source: str = "config.yaml") -> dict:
@@ -64,8 +80,9 @@ def validate_config(config: dict, source: str = "config.yaml") -> dict:
     coerce_command_line(config)
     validator = _validator(load_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        lines = "\n  - ".join(_explain(e) for e in errors)
+    problems = [_explain(e) for e in errors] + _paper_errors(config)
+    if problems:
+        lines = "\n  - ".join(problems)
         raise ConfigError(f"{source} is invalid:\n  - {lines}\nFix the key(s) above and run again.")
     return config
 

@@ -166,10 +166,11 @@ MECHANISMS = {
 
 
 def build_mechanism(spec: dict | None):
-    """The mechanism of an experiment's ``mechanism`` block (None: no mechanism)."""
-    if not spec:
+    """The mechanism of an experiment's ``mechanism`` block (None, ``{}`` or ``{name: none}``:
+    no mechanism)."""
+    if not spec or spec.get("name") in (None, "none"):
         return None
-    name = spec.get("name")
+    name = spec["name"]
     if name not in MECHANISMS:
-        raise ValueError(f"unknown mechanism {name!r}; allowed: {', '.join(sorted(MECHANISMS))}")
+        raise ValueError(f"unknown mechanism {name!r}: mechanism.name must be one of {sorted(MECHANISMS)} or none")
     return MECHANISMS[name](spec)

@@ -1,30 +1,24 @@
-"""Run one sweep cell: build problem, algorithm, stop rule, mechanism and attack,
-simulate, and return the tidy results frame."""
+"""One path from a spec to a run: :func:`build_run` builds problem, algorithm, stop
+rule, mechanism and attack from a cell (a sweep cell of the workflow, or the cell the
+CLI makes from its flags); :func:`run_cell` simulates it and returns the tidy frame.
+
+Mechanisms come only from :func:`fedrepro.privacy.build_mechanism`, attacks only from
+:func:`fedrepro.attacks.build_attack`."""
 from __future__ import annotations
 
-import importlib
 import sys
 import time
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from .algorithms import make_algorithm
+from .attacks import build_attack
+from .privacy import build_mechanism
 from .problems import build_problem
 from .results import run_frame
 from .simulation import simulate
 from .stopping import build_stop
-
-
-def _component(kind: str, spec: dict | None):
-    """Build a privacy mechanism or attack from its spec (``{'name': ..., ...}``)."""
-    if not spec or spec.get("name") in (None, "none"):
-        return None
-    module = importlib.import_module({"mechanism": "fedrepro.privacy", "attack": "fedrepro.attacks"}[kind])
-    registry = getattr(module, "MECHANISMS" if kind == "mechanism" else "ATTACKS")
-    name = spec["name"]
-    if name not in registry:
-        raise ValueError(f"{kind}.name={name!r} is not allowed; choose one of {sorted(registry)}")
-    return registry[name](spec)
 
 
 def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
@@ -41,6 +35,42 @@ def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
     return report
 
 
+@dataclass
+class Run:
+    """Everything of one run, ready for :func:`fedrepro.simulation.simulate`."""
+
+    problem: object
+    algorithm: object
+    kwargs: dict = field(default_factory=dict)     # simulate's keyword arguments
+
+    def simulate(self, progress=None):
+        return simulate(self.problem, self.algorithm, progress=progress, **self.kwargs)
+
+
+def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
+              problem=None, replay=None) -> Run:
+    """Build the run a cell describes.
+
+    ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
+    ``params``, ``seed``, ``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``stop``, ``mechanism``,
+    ``attack``, ``time_limit``. ``problem``: an already built problem (the CLI's npz) used
+    instead of ``cell['problem']``. ``reference``: final record of the reference run when the
+    stop rule is ``target``. ``replay``: a :class:`fedrepro.replay.Replay`.
+    """
+    if problem is None:
+        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
+    algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
+    max_rounds = int(cell.get("max_rounds", 100))
+    stop = build_stop(cell.get("stop"), problem, reference)
+    kwargs = dict(k0=int(cell.get("k0", 1)), rho=float(cell.get("rho", 1.0)), max_rounds=max_rounds,
+                  seed=int(cell["seed"]), eval_every=int(cell.get("eval_every", 1)), stop=stop,
+                  mechanism=build_mechanism(cell.get("mechanism")), attack=build_attack(cell.get("attack")),
+                  time_limit=cell.get("time_limit"))
+    if replay is not None:
+        kwargs["replay"] = replay                  # simulate checks it against problem and round cap
+    return Run(problem, algorithm, kwargs)
+
+
 def run_cell(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
              progress=None) -> pd.DataFrame:
     """Run the cell and return its tidy frame (one row per evaluated round).
@@ -48,13 +78,6 @@ def run_cell(cell: dict, data_dir: str = "data/processed", reference: dict | Non
     ``reference`` is the final record of the reference run when the cell's stop rule is
     ``target`` (baselines stopping at FedADMM's objective).
     """
-    problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
-    algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
-    stop = build_stop(cell.get("stop"), problem, reference)
-    result = simulate(problem, algorithm, k0=int(cell.get("k0", 1)), rho=float(cell.get("rho", 1.0)),
-                      max_rounds=int(cell.get("max_rounds", 100)), seed=int(cell["seed"]),
-                      eval_every=int(cell.get("eval_every", 1)), stop=stop,
-                      mechanism=_component("mechanism", cell.get("mechanism")),
-                      attack=_component("attack", cell.get("attack")),
-                      time_limit=cell.get("time_limit"), progress=progress)
-    return run_frame(cell, result, problem.describe(), algorithm.params())
+    run = build_run(cell, data_dir=data_dir, reference=reference)
+    result = run.simulate(progress=progress)
+    return run_frame(cell, result, run.problem.describe(), run.algorithm.params())

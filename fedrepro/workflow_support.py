@@ -1,19 +1,17 @@
-"""Helpers the Snakefile uses at parse time: which datasets are reachable, which
+"""Helpers the Snakefile uses at parse time: which datasets are available, which
 figures are built or skipped, per-job resources, and the provenance/skip reports."""
 from __future__ import annotations
 
 import importlib
 import os
 import re
-import socket
 from pathlib import Path
-from urllib.parse import urlparse
 
 import yaml
 
-from .experiments import ConfigError
+from .experiments import PAPERS, ConfigError
 
-PAPER_KEYS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
+PAPER_KEYS = PAPERS          # the one list of paper keys lives in fedrepro.experiments
 VARIANT_SEP = "-"
 
 
@@ -29,17 +27,23 @@ def raw_dataset(key: str) -> str:
 
 
 class DataPlan:
-    """Where each dataset comes from in this run: cache, mirror, or (reachable) download."""
+    """Where each dataset comes from in this run: cache, mirror, or download.
+
+    Decided from the file system only (no network probe while Snakemake builds the DAG):
+    a dataset in neither the cache nor the mirror is ``download`` when the config says
+    ``data: {download: true}`` (rule fetch then downloads it, or fails naming the dataset
+    and its URL), else ``missing`` (skipped, or an error with ``strict``)."""
 
     def __init__(self, config: dict):
         data = config.get("data") or {}
         self.cache = data.get("cache", "data/raw")
         self.processed = data.get("processed", "data/processed")
         self.mirror = os.environ.get("FEDREPRO_DATA_MIRROR") or data.get("mirror")
+        self.download = bool(data.get("download", False))
         self._status: dict[str, str] = {}
 
     def status(self, key: str) -> str:
-        """``processed``, ``local`` (cache or mirror), ``download`` (URL host reachable) or ``missing``."""
+        """``processed``, ``local`` (cache or mirror), ``download`` (``data.download``) or ``missing``."""
         if key in self._status:
             return self._status[key]
         from .data import DATASETS, available
@@ -55,7 +59,7 @@ class DataPlan:
             result = "processed"
         elif available(name, self.cache, self.mirror, variant=variant):
             result = "local"
-        elif not os.environ.get("FEDREPRO_OFFLINE") and _reachable(spec.urls):
+        elif self.download:
             result = "download"
         else:
             result = "missing"
@@ -80,19 +84,6 @@ def local_datasets(data: DataPlan) -> list[str]:
     return keys
 
 
-def _reachable(urls, timeout: float = 3.0) -> bool:
-    """True when the first URL's host accepts a TCP connection (no download)."""
-    for url in urls[:1]:
-        parsed = urlparse(url)
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
-        try:
-            with socket.create_connection((parsed.hostname, port), timeout=timeout):
-                return True
-        except OSError:
-            return False
-    return False
-
-
 def skipped_experiments(cells_by_exp: dict, data: DataPlan, strict: bool) -> dict:
     """``{(paper, exp): [missing dataset keys]}``; with ``strict`` a missing dataset is an error."""
     skipped = {}
@@ -105,8 +96,9 @@ def skipped_experiments(cells_by_exp: dict, data: DataPlan, strict: bool) -> dic
         lines = "; ".join(f"{p}/{e} needs {', '.join(m)} (from {', '.join(data.urls(m[0]))})"
                           for (p, e), m in skipped.items())
         raise ConfigError(f"strict=true and datasets are unavailable: {lines}. Place the raw files in "
-                          f"{data.cache}/<dataset>/, set FEDREPRO_DATA_MIRROR to a mirror folder, or connect "
-                          "to the network; or run with strict=false to skip these figures.")
+                          f"{data.cache}/<dataset>/, set FEDREPRO_DATA_MIRROR to a mirror folder, or let rule fetch "
+                          "download them (--config data='{download: true}'); or run with strict=false to skip "
+                          "these figures.")
     return skipped
 
 
@@ -194,10 +186,11 @@ def cell_runtime_min(cell: dict, scale: str) -> int:
 def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:
     lines = ["# Skipped outputs", ""]
     if not skipped:
-        return "\n".join(lines + ["Nothing was skipped: every dataset was in the cache, the mirror or downloadable.", ""])
+        return "\n".join(lines + ["Nothing was skipped: every dataset was in the cache or the mirror, or downloaded.", ""])
     lines += ["These experiments, and the figures/tables/claims that need them, were skipped because a dataset "
-              "is neither in the cache, nor in the mirror (`FEDREPRO_DATA_MIRROR`), nor downloadable here. "
-              "Run with `--config strict=true` to make this an error.", "",
+              "is neither in the cache nor in the mirror (`FEDREPRO_DATA_MIRROR`), and downloads are off. "
+              "Run with `--config data='{download: true}'` to download them, or `--config strict=true` "
+              "to make this an error.", "",
               "| paper | experiment | missing dataset | get it from |", "|---|---|---|---|"]
     for (paper, exp), missing in sorted(skipped.items()):
         for d in missing:

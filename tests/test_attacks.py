@@ -72,9 +72,14 @@ def test_gaussian_on_frpg_goes_through_the_model():
 
 
 def test_no_attack_B0_is_identity_and_silent_drops_faulty():
-    prob, alg, st, ctx, U, V = _uploads("sgd_mean", {"name": "none"})
+    # one semantics for the workflow and the CLI: no block, {} or {name: none} naming nobody -> no attack
+    for spec in (None, {}, {"name": "none"}, {"name": "none", "B": 0}):
+        assert build_attack(spec) is None
+    # {name: none} naming workers: they follow the protocol but are left out of the metrics
+    prob, alg, st, ctx, U, V = _uploads("sgd_mean", {"name": "none", "faulty": [0, 1]})
     np.testing.assert_array_equal(U, V)
-    assert prob.senders(np.arange(prob.m)).all() and not prob.faulty.any()
+    assert prob.senders(np.arange(prob.m)).all()
+    np.testing.assert_array_equal(prob.faulty, [True] * 2 + [False] * 6)
     prob, alg, st, ctx, U, V = _uploads("sgd_mean", {"name": "silent", "faulty": [6, 7]})
     np.testing.assert_array_equal(U, V)
     np.testing.assert_array_equal(prob.senders(np.arange(prob.m)), [True] * 6 + [False] * 2)

@@ -120,3 +120,31 @@ def test_cli_replay_errors_name_file_and_row_and_write_nothing(logreg_npz, tmp_p
     with pytest.raises(SystemExit, match="wide.npy has rows of 5 entries; the model has n = 4"):
         _run_fedepm(npz, out, "--replay-noise", str(tmp_path / "wide.npy"))
     assert not out.exists()
+
+
+def test_cli_client_ids_alias_and_the_cli_takes_the_workflow_path(toy_npz, tmp_path):
+    """`client_ids` is an alias of `client`; the CLI run equals run_cell's run of the same cell."""
+    from fedrepro.cli import build_parser, cli_cell, problem_from_npz
+    from fedrepro.runner import build_run
+
+    path, X, y = toy_npz
+    with np.load(path) as z:
+        alias = tmp_path / "alias.npz"
+        np.savez(alias, X=z["X"], y=z["y"], client_ids=z["client"])
+        both = tmp_path / "both.npz"
+        np.savez(both, X=z["X"], y=z["y"], client=z["client"], client_ids=z["client"])
+    flags = ["--algorithm", "fedadmm", "--problem", "linreg", "--k0", "3", "--rho", "0.5", "--rounds", "8",
+             "--seed", "2", "--quiet", "--attack", "none", "--attack-param", "faulty=[0]"]
+    for data in (path, alias):
+        assert main(["run", *flags, "--data", str(data), "--out", str(tmp_path / f"{data.stem}.parquet")]) == 0
+    a, b = (pd.read_parquet(tmp_path / f"{s}.parquet") for s in ("toy", "alias"))
+    np.testing.assert_array_equal(a["objective"], b["objective"])
+    with pytest.raises(SystemExit, match="has both 'client' and 'client_ids'"):
+        main(["run", *flags, "--data", str(both), "--out", str(tmp_path / "x.parquet")])
+    # the same cell through build_run (the workflow's path) gives the same numbers
+    args = build_parser().parse_args(["run", *flags, "--data", str(path), "--out", "unused"])
+    cell = cli_cell(args, {}, None)
+    assert cell["attack"] == {"name": "none", "faulty": [0]} and cell["max_rounds"] == 8
+    run = build_run(cell, problem=problem_from_npz("linreg", path, {}))
+    assert run.kwargs["attack"].faulty is None           # NoAttack, prepared by simulate
+    np.testing.assert_array_equal([r["objective"] for r in run.simulate().trace], a["objective"])

@@ -109,3 +109,32 @@ def test_batches_group_same_algorithm_and_keep_references_apart():
         assert all(reference_cell(c, cells) is None or reference_cell(c, cells)["cell"] not in ids for c in cs)
     with pytest.raises(ConfigError, match="cells_per_job"):
         batches(cells, 0)
+
+
+def test_paper_keys_are_listed_once():
+    """fedrepro.experiments.PAPERS is the one list: the schema has no copy, the workflow uses it,
+    and the README's list of keys matches it."""
+    import re
+    from pathlib import Path
+
+    from fedrepro import workflow_support as ws
+    from fedrepro.config import SCHEMA, load_schema
+    from fedrepro.experiments import PAPERS
+
+    root = Path(__file__).resolve().parents[1]
+    assert ws.PAPER_KEYS is PAPERS
+    assert "enum" not in load_schema()["properties"]["papers"]["items"]
+    assert SCHEMA.is_relative_to(Path(__import__("fedrepro").__file__).parent)     # package data
+    assert (root / "workflow" / "schemas" / "config.schema.yaml").resolve() == SCHEMA.resolve()
+    readme = (root / "README.md").read_text()
+    keys = re.search(r"everything of one paper \(keys: `([^`]*)`", readme).group(1).split()
+    assert tuple(keys) == PAPERS
+    for text in (root / "Snakefile").read_text(), *(p.read_text() for p in (root / "workflow" / "rules").glob("*.smk")):
+        assert "fedadmm_gong" not in text
+
+
+def test_data_download_flag_from_the_command_line():
+    cfg = validate_config({"scale": "quick", "papers": [], "data": {"download": "true"}})
+    assert cfg["data"]["download"] is True
+    with pytest.raises(ConfigError, match="data.download"):
+        validate_config({"scale": "quick", "papers": [], "data": {"download": 3}})

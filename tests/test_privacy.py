@@ -131,3 +131,8 @@ def test_replayed_unit_noise_is_scaled_by_nu_in_call_order():
     np.testing.assert_allclose(second, _paper_scale(g1, gap2, eps, 2 * k0)[:, None] * rows[2:4], rtol=1e-13)
     with pytest.raises(ReplayError, match="rows.npy has 5 rows but round 2 needs 2 more"):
         mech(U, np.array([0, 3]), 2, _state(2, dim, g1, gap2), ctx)
+
+
+def test_no_mechanism_specs_build_none():
+    for spec in (None, {}, {"name": "none"}):
+        assert build_mechanism(spec) is None

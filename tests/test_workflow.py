@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(SNAKEMAKE is None, reason="snakemake is not inst
 
 
 def dry_run(*args, env=None):
-    env = {**os.environ, **(env or {}), "FEDREPRO_OFFLINE": "1"}
+    env = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "FEDREPRO_OFFLINE"}  # no longer read
     return subprocess.run([SNAKEMAKE, "-n", "-j", "1", "--quiet", "rules", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -62,6 +62,45 @@ def test_dry_run_prints_no_traceback_and_no_warning(tmp_path):
     noisy = [line for line in out.splitlines()
              if any(word in line.lower() for word in ("traceback", "exception", "warning", "no validator"))]
     assert noisy == [], "\n".join(noisy)
+
+
+def test_data_plan_never_touches_the_network(tmp_path, monkeypatch):
+    """Availability comes from cache/mirror only; data.download decides the rest (no probe)."""
+    import socket
+
+    from fedrepro.workflow_support import DataPlan, skipped_experiments, skipped_markdown
+
+    def refuse(*a, **k):
+        raise AssertionError("DataPlan opened a network connection while the DAG is built")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setenv("FEDREPRO_DATA_MIRROR", str(tmp_path / "empty_mirror"))
+    data = {"cache": str(tmp_path / "cache"), "processed": str(tmp_path / "processed")}
+    cells = {("fedadmm_zhou", "fig5_rls"): [{"datasets": ["real_sim"]}]}
+    off = DataPlan({"data": data})
+    assert off.status("real_sim") == "missing"
+    skipped = skipped_experiments(cells, off, strict=False)
+    assert skipped == {("fedadmm_zhou", "fig5_rls"): ["real_sim"]}
+    assert "download: true" in skipped_markdown(skipped, {}, off) and off.urls("real_sim")[0] in \
+        skipped_markdown(skipped, {}, off)
+    on = DataPlan({"data": {**data, "download": True}})
+    assert on.status("real_sim") == "download"
+    assert skipped_experiments(cells, on, strict=True) == {}
+
+
+@pytest.mark.slow                          # two dry runs; test_data_plan_never_touches_the_network is the fast one
+def test_download_flag_adds_the_fetch_jobs(tmp_path):
+    env = {"FEDREPRO_DATA_MIRROR": str(tmp_path)}
+    cache = "cache: %s" % (tmp_path / "cache")
+    off = dry_run("--forceall", "--config", "data={%s}" % cache, env=env)
+    on = dry_run("--forceall", "--config", "data={%s, download: true}" % cache, env=env)
+    assert off.returncode == 0 and on.returncode == 0, (off.stderr + on.stderr)[-3000:]
+
+    def jobs(res, rule):
+        return next((int(line.split()[-1]) for line in res.stdout.splitlines() if line.split()[:1] == [rule]), 0)
+
+    assert jobs(on, "fetch") > jobs(off, "fetch") and jobs(on, "total") > jobs(off, "total")
 
 
 def test_strict_skips_or_refuses_missing_datasets(tmp_path):

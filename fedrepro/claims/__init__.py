@@ -195,11 +195,11 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
 
 
 def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
-                   root: str | Path | None = None, scale: str | None = None):
-    """Evaluate ``paper``'s claims file; returns (table, markdown)."""
+                   root: str | Path = ".", scale: str | None = None):
+    """Evaluate ``paper``'s claims file (``<root>/workflow/papers/<paper>.claims.yaml``; the
+    workflow passes its root); returns (table, markdown)."""
     from ..workflow_support import load_claims
 
-    root = Path(root) if root else Path(__file__).resolve().parents[2]
     claims = load_claims(paper, root)
     validate_claims(claims, paper)
     checks = getattr(importlib.import_module(f"fedrepro.claims.{paper}"), "CHECKS", {}) if claims else {}

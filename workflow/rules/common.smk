@@ -1,5 +1,6 @@
 # Shared set-up: validate the config, expand every experiment into cells, check which
-# datasets are reachable (offline: skip what is missing, unless strict=true).
+# datasets are in the cache or mirror (no network probe; the rest is skipped unless
+# data.download=true, or an error with strict=true).
 import re
 import sys
 from pathlib import Path

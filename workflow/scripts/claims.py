@@ -11,7 +11,8 @@ from fedrepro.results import provenance, write_parquet, write_text_atomic  # noq
 with logged(snakemake):
     paper = snakemake.wildcards.paper
     missing = {e: d for (p, e), d in snakemake.params.skipped.items() if p == paper}
-    table, markdown = evaluate_paper(paper, "results", skipped=missing, scale=snakemake.params.scale)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the workflow's root
+    table, markdown = evaluate_paper(paper, "results", skipped=missing, root=root, scale=snakemake.params.scale)
     print(markdown)
     write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
     write_text_atomic(snakemake.output.md, markdown)
