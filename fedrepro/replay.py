@@ -4,7 +4,7 @@ A :class:`Replay` replaces the loop's own draws with recorded ones so that a run
 compared with another implementation draw for draw:
 
 * ``selections`` -- the clients of every communication round (instead of
-  :func:`fedrepro.simulation.sample_clients`), read by :func:`load_selections` from a CSV
+  :class:`fedrepro.sampling.UniformSampler`), read by :func:`load_selections` from a CSV
   with header ``round,client`` (one row per selected client, both 0-based; ``round`` r is
   the selection made before round r's local work). The file must cover rounds
   0..R-1 without a gap; a run may perform at most R rounds (checked before it starts).

@@ -8,7 +8,6 @@ mechanisms and attacks.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from .algorithms.base import Algorithm, RunContext
 from .problems.base import FederatedProblem
+from .sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
 from .problems.protocols import check_pairing
 
 
@@ -55,29 +55,17 @@ class RunResult:
         return self.trace[-1] if self.trace else {}
 
 
-def sample_clients(m: int, rho: float, seed: int, r: int) -> np.ndarray:
-    """Clients of round r: ceil(rho*m) distinct ids, uniform without replacement,
-    independent across rounds, sorted (Zhou & Li code: ``sort(randperm(m)(1:m0))``)."""
-    from .rng import stream
-
-    if not 0 < rho <= 1:
-        raise ValueError(f"participation rate rho={rho} must be in (0, 1]")
-    m0 = int(math.ceil(rho * m - 1e-12))
-    if m0 >= m:
-        return np.arange(m)
-    return np.sort(stream(seed, "sampling", r).permutation(m)[:m0])
-
-
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
              max_rounds: int = 100, seed: int = 0, eval_every: int = 1, stop=None,
              mechanism=None, attack=None, time_limit: float | None = None,
-             progress=None, replay=None) -> RunResult:
+             progress=None, replay=None, sampler=None) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
     ----------
     k0 : local iterations per round (communication every k0 iterations).
-    rho : participation rate; each round ceil(rho*m) clients are sampled.
+    rho : participation rate; each round the sampler picks the clients (default
+        :class:`fedrepro.sampling.UniformSampler`: ceil(rho*m) uniform clients).
     max_rounds : cap on communication rounds (status ``max_rounds`` when hit).
     seed : run seed (sampling, noise, attacks, minibatches all derive from it).
     eval_every : evaluate (and test ``stop``) every this many rounds; the first
@@ -90,8 +78,11 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
     progress : callable ``(record) -> None`` called after each evaluation.
     replay : a :class:`fedrepro.replay.Replay`: recorded client selections (instead of
-        :func:`sample_clients`) and/or unit-scale noise (instead of the ``init``/``noise``
+        the sampler) and/or unit-scale noise (instead of the ``init``/``noise``
         streams), checked against the problem and ``max_rounds`` before the run.
+    sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.sampling`); default
+        ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
+        round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
@@ -103,10 +94,13 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         raise ValueError(f"max_rounds={max_rounds} must be >= 0")
     if replay is not None:
         replay.check(problem.m, problem.dim, max_rounds)
+    if replay is not None and replay.selections is not None:
+        if sampler is not None:
+            raise ValueError("simulate: give either replayed selections or a sampler, not both")
+        sampler = replay.clients
     ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
-                     replay_noise=replay.noise_cursor() if replay is not None else None)
-    select = replay.clients if replay is not None and replay.selections is not None else \
-        (lambda r: sample_clients(problem.m, ctx.rho, ctx.seed, r))
+                     replay_noise=replay.noise_cursor() if replay is not None else None,
+                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)))
     if attack is not None:
         attack.prepare(problem, ctx)
     if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
@@ -145,7 +139,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
             status = reason = "time_limit"
             break
-        clients = select(r)
+        clients = ctx.clients(r)
         t0, c0 = time.perf_counter(), time.process_time()
         algorithm.begin_round(state, problem, clients, r)
         for t in range(ctx.k0):

@@ -9,7 +9,9 @@ from scipy.optimize import minimize_scalar
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.base import RunContext
+from fedrepro.algorithms.sfedavg import SFedAvg
 from fedrepro.privacy import build_mechanism
+from fedrepro.sampling import UniformSampler
 from fedrepro.simulation import sample_clients, simulate
 from fedrepro.stopping import EPMCodeRules, build_stop
 from tests.toys import Quadratic
@@ -92,13 +94,34 @@ def test_fedepm_gradients_outside_local_time():
 def test_sfedavg_aggregation_sets():
     P = Quadratic.random(m=10)
     alg = make_algorithm("sfedavg")
-    ctx = RunContext(k0=2, rho=0.3, seed=5)
+    ctx = RunContext(k0=2, rho=0.3, seed=5, sampler=UniformSampler(10, 0.3, 5))
     st = alg.init(P, ctx)
     assert np.allclose(alg._server(st, P, 0), st.Z.mean(0))            # S^0 = [m]
     st.fresh = np.array([2, 7])
     assert np.allclose(alg._server(st, P, 3), st.Z[[2, 7]].mean(0))
     new = make_algorithm("sfedavg", aggregate_over="new")
     assert np.allclose(new._server(st, P, 3), st.Z[sample_clients(10, 0.3, 5, 3)].mean(0))
+
+
+def test_sfedavg_new_aggregation_follows_replayed_selections():
+    """aggregate_over='new' averages the clients of the coming round as the loop draws them:
+    under replayed selections those, not a re-derived uniform draw (the context's sampler)."""
+    from fedrepro.replay import Replay
+
+    P = Quadratic.random(m=10)
+    rounds = 4
+    chosen = {r: np.array(ids) for r, ids in enumerate([[0, 1, 2], [3, 4, 5], [6, 7, 8], [1, 5, 9], [0, 4, 9]])}
+    seen = []
+
+    class Spy(SFedAvg):
+        def _server(self, state, problem, r):
+            seen.append(state.ctx.clients(r))
+            return super()._server(state, problem, r)
+
+    simulate(P, Spy(aggregate_over="new"), k0=2, rho=0.3, max_rounds=rounds, seed=5,
+             replay=Replay(selections=chosen))
+    assert [s.tolist() for s in seen] == [chosen[r].tolist() for r in range(rounds + 1)]
+    assert any(not np.array_equal(chosen[r], sample_clients(10, 0.3, 5, r)) for r in range(rounds))
 
 
 def test_sfedavg_step_38():

@@ -210,3 +210,25 @@ def test_bad_noise_files(tmp_path):
         load_noise(tmp_path / "c.npy")
     with pytest.raises(ReplayError, match="does not exist"):
         load_replay(noise=tmp_path / "missing.npy")
+
+
+def test_samplers_ceil_and_floor_counts_and_the_context_serves_the_loops_draw():
+    from fedrepro.sampling import UniformSampler, participants
+
+    assert participants(7, 0.5) == 4 and participants(7, 0.5, "floor") == 3     # ceil(3.5), floor(3.5)
+    assert participants(100, 0.1, "floor") == 10 and participants(5, 0.1, "floor") == 1   # max(floor(C m), 1)
+    assert participants(10, 0.3) == 3 and participants(10, 1.0, "floor") == 10
+    with pytest.raises(ValueError, match="count"):
+        UniformSampler(10, 0.5, 0, count="round")
+    with pytest.raises(ValueError, match="rho"):
+        UniformSampler(10, 1.5, 0)
+    s = UniformSampler(50, 0.1, 3, count="floor")
+    assert len(s(0)) == 5 and np.array_equal(s(2), s(2)) and np.all(np.diff(s(2)) > 0)
+    # the loop uses the context's sampler: a custom sampler drives the run
+    P = Quadratic.random(m=6)
+    alg = RecordingGD()
+    simulate(P, alg, k0=1, rho=0.5, max_rounds=3, seed=0, sampler=lambda r: np.array([r % 6]))
+    assert [x for x in alg.log if x != "init"] == [(0, [0]), (1, [1]), (2, [2])]
+    with pytest.raises(ValueError, match="not both"):
+        simulate(P, RecordingGD(), max_rounds=2, sampler=lambda r: np.array([0]),
+                 replay=Replay(selections={0: np.array([1]), 1: np.array([2])}))

@@ -39,6 +39,8 @@ class RunContext:
     rho : float         participation rate (fraction of clients per round)
     seed : int          run seed; derive streams with :meth:`rng`
     max_rounds : int    round cap of the run
+    sampler :           ``r -> sorted client ids`` of round r (:mod:`fedrepro.sampling`); read it
+                        through :meth:`clients`
     replay_noise :      a :class:`fedrepro.replay.NoiseCursor` when the run replays recorded
                         unit-scale noise (see :meth:`unit_noise`), else None
     """
@@ -48,11 +50,18 @@ class RunContext:
     seed: int = 0
     max_rounds: int = 100
     replay_noise: object = None
+    sampler: object = None
 
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         from ..rng import stream
 
         return stream(self.seed, purpose, *keys)
+
+    def clients(self, r: int) -> np.ndarray:
+        """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.sampling`)."""
+        if self.sampler is None:
+            raise ValueError("this RunContext has no client sampler (simulate sets one)")
+        return self.sampler(r)
 
     def unit_noise(self, draw, shape, purpose: str, *keys: int) -> np.ndarray:
         """Unit-scale noise of ``shape`` (last axis: model entries): ``draw(self.rng(purpose, *keys),

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..simulation import sample_clients
 from .fedepm import EPMHarness
 
 
@@ -42,7 +41,7 @@ class SFedAvg(EPMHarness):
 
     def _server(self, state, problem, r):
         if self.aggregate_over == "new":
-            who = sample_clients(problem.m, state.ctx.rho, state.ctx.seed, r)   # the loop's draw for round r
+            who = state.ctx.clients(r)                  # the loop's draw for round r
         else:
             who = state.fresh
         return state.Z[who].mean(axis=0)
