@@ -32,8 +32,8 @@ class RunResult:
     iterations : local iterations performed (rounds * k0).
     wall_time : wall-clock seconds of the run (data loading and problem set-up excluded).
     cpu_time : CPU seconds of this process during the run (``time.process_time``; what the
-        papers time: with one BLAS thread it is the single-thread CPU time, and unlike
-        ``wall_time`` it does not grow when other jobs load the machine).
+        papers time: with one BLAS thread it is the single-thread CPU time; other jobs loading
+        the machine inflate it far less than ``wall_time``).
     local_time : wall-clock seconds spent in client computation (begin_round, local steps, upload).
     local_cpu_time : CPU seconds of the same client computation.
     """
