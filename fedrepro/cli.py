@@ -101,6 +101,8 @@ def cli_cell(args, options: dict, default_weights) -> dict:
 
 def cmd_run(args) -> int:
     from .algorithms import make_algorithm
+    from .data.fetch import sha256_file
+    from .problems.protocols import check_pairing
     from .replay import ReplayError, load_replay
     from .results import provenance, run_frame, write_parquet
     from .runner import build_run, progress_printer
@@ -120,6 +122,7 @@ def cmd_run(args) -> int:
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
         run = build_run(cell, problem=problem, replay=replay)
+        check_pairing(run.algorithm, run.problem)   # simulate checks it too; here it is a clean error
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")
     try:
@@ -127,7 +130,7 @@ def cmd_run(args) -> int:
     except ReplayError as err:             # e.g. too few noise rows for the round the run reached
         raise SystemExit(f"error: {err}")
     df = run_frame(cell, result, problem.describe(), run.algorithm.params())
-    replayed = {k: {"file": str(v), "sha256": _sha256(v)}
+    replayed = {k: {"file": str(v), "sha256": sha256_file(v)}
                 for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
     write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {})))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
@@ -136,12 +139,6 @@ def cmd_run(args) -> int:
         used, supplied = result.info["replay_noise_rows"]
         print(f"replayed noise: used {used} of the {supplied} rows of {args.replay_noise}")
     return 0
-
-
-def _sha256(path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def cmd_list(args) -> int:

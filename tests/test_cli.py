@@ -148,3 +148,14 @@ def test_cli_client_ids_alias_and_the_cli_takes_the_workflow_path(toy_npz, tmp_p
     run = build_run(cell, problem=problem_from_npz("linreg", path, {}))
     assert run.kwargs["attack"].faulty is None           # NoAttack, prepared by simulate
     np.testing.assert_array_equal([r["objective"] for r in run.simulate().trace], a["objective"])
+
+
+def test_cli_unsuitable_pairing_is_a_clean_error(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=rng.normal(size=(40, 3)), y=rng.normal(size=40), client=np.repeat(np.arange(4), 10))
+    out = tmp_path / "r.parquet"
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--algorithm", "krum", "--problem", "linreg", "--data", str(data), "--out", str(out)])
+    assert "cannot run on problem" in str(exc.value) and "krum" in str(exc.value)
+    assert not out.exists()

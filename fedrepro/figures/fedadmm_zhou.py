@@ -58,7 +58,7 @@ def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 def medians(summary: pd.DataFrame, x: str) -> pd.DataFrame:
     """Per (algorithm, x): median CR and CPU time (``run_cpu_time``: process CPU seconds of the run,
-    data loading excluded, so a loaded machine does not change it), IQR, fraction reached, fraction that hit the
+    data loading excluded; far less sensitive to machine load than wall time), IQR, fraction reached, fraction that hit the
     round cap (``capped``: their CR and time are lower bounds), chosen step_c."""
     s = choose_steps(summary, [x])
     agg = {"cr": ("rounds", "median"), "cr_q1": ("rounds", lambda v: v.quantile(0.25)),

@@ -6,7 +6,7 @@ are marked. Per run: CR = rounds, TCT = run CPU time (``run_cpu_time``), LCT = c
 (``run_local_cpu_time``: client work of the selected clients per round, broadcast-point gradients
 excluded as in the code), SNR = min over the last round's uploaders of log10(||w_i|| / ||eps_i||).
 TCT and LCT are process CPU seconds, not wall seconds: the paper's timings come from an unloaded
-laptop, and CPU time is what stays put when other jobs share the cores (wall time does not).
+laptop, and other jobs sharing the cores inflate CPU time far less than wall time.
 """
 from __future__ import annotations
 
