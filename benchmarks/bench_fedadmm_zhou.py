@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 from fedrepro.algorithms import make_algorithm
-from fedrepro.problems.linear import build_linreg_synthetic
-from fedrepro.simulation import simulate
-from fedrepro.stopping import build_stop
+from fedrepro.problems.glm import build_linreg_synthetic
+from fedrepro.sim.loop import simulate
+from fedrepro.sim.stopping import build_stop
 
 
 def peak_rss_mb() -> float:

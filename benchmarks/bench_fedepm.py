@@ -24,10 +24,10 @@ ENS_TARGET_MS = 50.0            # one ENS aggregation at m = n = 1000, best of 1
 def bench_run(data_dir: str, m: int = 100, k0: int = 12, seed: int = 0) -> dict:
     """Wall time and peak traced memory of one FedEPM run (problem build excluded from the time)."""
     from fedrepro.algorithms import make_algorithm
-    from fedrepro.privacy import build_mechanism
+    from fedrepro.sim.privacy import build_mechanism
     from fedrepro.problems import build_problem
-    from fedrepro.simulation import simulate
-    from fedrepro.stopping import build_stop
+    from fedrepro.sim.loop import simulate
+    from fedrepro.sim.stopping import build_stop
 
     t0 = time.perf_counter()
     problem = build_problem({"name": "adult_logreg", "m": m}, seed, data_dir=data_dir)
@@ -48,7 +48,7 @@ def bench_run(data_dir: str, m: int = 100, k0: int = 12, seed: int = 0) -> dict:
 
 def bench_ens(m: int = 1000, n: int = 1000, repeats: int = 10) -> dict:
     """Best-of-``repeats`` time of one ENS aggregation of an (m, n) upload matrix."""
-    from fedrepro.ens import ens
+    from fedrepro.algorithms.ops.elastic_net import ens
 
     Z = np.random.default_rng(0).normal(size=(m, n)) * 20
     ens(Z, 6e-6, 1.2e-5)

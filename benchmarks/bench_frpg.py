@@ -2,7 +2,7 @@
 
 Time of one FRPG round on MNIST (Q = 20, minibatch 15, label flipping) and of one evaluation
 (loss_server + gradient + test accuracy + loss_F), both measured through the simulation loop
-(`fedrepro.simulation.simulate`: per-round stamps from an identity upload mechanism, and the CPU /
+(`fedrepro.sim.loop.simulate`: per-round stamps from an identity upload mechanism, and the CPU /
 wall seconds its trace records). The cost of the whole
 quick scale: ``benchmarks/quick_cost.py frpg``.
 
@@ -37,9 +37,9 @@ def bench_round(data_dir: str, rounds: int = 50, dataset: str = "mnist", warmup:
     stamped rounds), the client part from the trace's ``local_cpu_time``, and one evaluation
     (loss_server + gradient + test accuracy + loss_F): the trace's span minus the rounds in it."""
     from fedrepro.algorithms import make_algorithm
-    from fedrepro.attacks import build_attack
+    from fedrepro.sim.attacks import build_attack
     from fedrepro.problems import build_problem
-    from fedrepro.simulation import simulate
+    from fedrepro.sim.loop import simulate
 
     t0 = time.perf_counter()
     prob = build_problem({"name": "softmax", "dataset": dataset, "Q": 20, "batch": 15}, 0, data_dir=data_dir)

@@ -182,7 +182,7 @@ def check_agreement(model, w, X, y, head, net) -> dict:
 def make_step(name, data, have_torch):
     """(numpy_fn, torch_fn, flops, sanity) of one training step at B = 50."""
     from fedrepro.nn import SGD, build_model
-    from fedrepro.rng import stream
+    from fedrepro.core.rng import stream
 
     model = build_model(name[:4])
     w0 = model.init(stream(0, "init", 1 + BENCHES.index(name)))
@@ -217,7 +217,7 @@ def make_fedavg(data, have_torch, n_clients=100, per_client=600, selected=10, ep
     """One FedAvg round of MLP-1 (logits_ce): every selected client starts from the global
     weights, runs E epochs of minibatch SGD, the server averages (equal client sizes)."""
     from fedrepro.nn import SGD, build_model
-    from fedrepro.rng import stream
+    from fedrepro.core.rng import stream
 
     model = build_model("mlp1", head="logits_ce")
     w0 = model.init(stream(0, "init", 3))
@@ -285,7 +285,7 @@ def make_fedavg(data, have_torch, n_clients=100, per_client=600, selected=10, ep
 
 def make_eval(data, have_torch):
     from fedrepro.nn import build_model, evaluate
-    from fedrepro.rng import stream
+    from fedrepro.core.rng import stream
 
     model = build_model("cnn1")
     w0 = model.init(stream(0, "init", 4))

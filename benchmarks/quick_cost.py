@@ -4,7 +4,7 @@
         [--data-dir data/processed] [--out DIR]
 
 Expands ``workflow/papers/<paper>.yaml`` exactly as the workflow does, runs every cell with
-``fedrepro.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
+``fedrepro.experiments.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
 and prints wall time, summed CPU time and the CPU time per (experiment, algorithm). With ``--out``
 it also writes ``<out>/<paper>/<experiment>(.summary).parquet``. The processed datasets must
 exist (``snakemake -j 2 data/processed/<dataset>.npz``). Reference cells (stop rule ``target``)
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(cell, data_dir, reference):
-    from fedrepro.runner import run_cell
+    from fedrepro.experiments.runner import run_cell
 
     c = time.process_time()
     df = run_cell(cell, data_dir=data_dir, reference=reference)
@@ -32,8 +32,8 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
               only=None, out: str | None = None, seed: int = 20260101) -> dict:
     import pandas as pd
 
-    from fedrepro.experiments import expand, load_paper_fragment, reference_cell
-    from fedrepro.results import summarize
+    from fedrepro.experiments.cells import expand, load_paper_fragment, reference_cell
+    from fedrepro.experiments.results import summarize
 
     blocks = load_paper_fragment(paper, ROOT)["experiments"]
     cells = [c for e, b in blocks.items() if not only or e in only for c in expand(paper, e, b, scale, seed)]

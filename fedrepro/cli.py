@@ -8,9 +8,9 @@
 The ``.npz`` holds ``X`` (n_samples, n_features), ``y`` (n_samples,) and ``client``
 (n_samples,) integer client ids 0..m-1 (``client_ids`` is accepted as an alias); for
 ``softmax`` optionally ``X_test``/``y_test``. The flags make a cell, and the run is built
-by :func:`fedrepro.runner.build_run`, the path every workflow cell takes.
+by :func:`fedrepro.experiments.runner.build_run`, the path every workflow cell takes.
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
-noise by another implementation's (formats: :mod:`fedrepro.replay`, README).
+noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README).
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
     if ids[0] != 0 or ids[-1] != len(ids) - 1:
         raise SystemExit(f"error: client ids must be 0..m-1 with every client non-empty; got {ids[:10]}...")
     if kind in ("linreg", "logreg"):
-        from .problems.linear import LinearModelProblem
+        from fedrepro.problems.glm import LinearModelProblem
 
         if kind == "logreg" and not np.isin(y, (0, 1)).all():
             raise SystemExit("error: logreg needs labels y in {0, 1}")
@@ -76,7 +76,7 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
             options = {**options, "weights": np.ones(len(ids))}
         return LinearModelProblem(X, y.astype(float), client, loss=loss, name=f"{kind}:{path.name}", **options)
     if kind == "softmax":
-        from .problems.softmax import SoftmaxProblem
+        from fedrepro.problems.softmax import SoftmaxProblem
 
         parts = [np.flatnonzero(client == i) for i in ids]
         return SoftmaxProblem(X, y.astype(np.int64), parts, extra.get("X_test"), extra.get("y_test"),
@@ -100,12 +100,12 @@ def cli_cell(args, options: dict, default_weights) -> dict:
 
 
 def cmd_run(args) -> int:
-    from .algorithms import make_algorithm
-    from .data.fetch import sha256_file
-    from .problems.protocols import check_pairing
-    from .replay import ReplayError, load_replay
-    from .results import provenance, run_frame, write_parquet
-    from .runner import build_run, progress_printer
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.data.fetch import sha256_file
+    from fedrepro.problems.protocols import check_pairing
+    from fedrepro.sim.replay import ReplayError, load_replay
+    from fedrepro.experiments.results import provenance, run_frame, write_parquet
+    from fedrepro.experiments.runner import build_run, progress_printer
 
     try:        # the algorithm decides the default client weights of the npz problem
         default_weights = getattr(make_algorithm(args.algorithm, **_kv(args.param, "--param")),
@@ -142,19 +142,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from . import partition
-    from .algorithms import algorithm_names
-    from .data import DATASETS
-    from .problems import problem_names
-    from .stopping import STOP_RULES
-
-    def optional(module, attr):
-        try:
-            return sorted(getattr(__import__(f"fedrepro.{module}", fromlist=[attr]), attr))
-        except ImportError:
-            return []
-
-    from .experiments import PAPERS
+    from fedrepro.algorithms import algorithm_names
+    from fedrepro.data import DATASETS, partition
+    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.problems import problem_names
+    from fedrepro.sim.attacks import ATTACKS
+    from fedrepro.sim.privacy import MECHANISMS
+    from fedrepro.sim.stopping import STOP_RULES
 
     print("papers:       " + ", ".join(PAPERS) + "  (snakemake -j N <paper>)")
     print("algorithms:   " + ", ".join(algorithm_names()))
@@ -162,8 +156,8 @@ def cmd_list(args) -> int:
     print("datasets:     " + ", ".join(f"{n} [{', '.join(s.variants)}]" for n, s in sorted(DATASETS.items())))
     print("partitioners: " + ", ".join(sorted(partition.PARTITIONERS)))
     print("stop rules:   " + ", ".join(sorted(STOP_RULES)))
-    print("mechanisms:   " + ", ".join(optional("privacy", "MECHANISMS")))
-    print("attacks:      " + ", ".join(optional("attacks", "ATTACKS")))
+    print("mechanisms:   " + ", ".join(sorted(MECHANISMS)))
+    print("attacks:      " + ", ".join(sorted(ATTACKS)))
     return 0
 
 

@@ -1,11 +1,11 @@
-"""Robust aggregators (fedrepro.aggregators) against brute force."""
+"""Robust aggregators (fedrepro.algorithms.ops.aggregators) against brute force."""
 import itertools
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from fedrepro import aggregators as agg
+from fedrepro.algorithms.ops import aggregators as agg
 
 
 def _brute_krum(V, f):

@@ -1,9 +1,9 @@
-"""Attack modules (fedrepro.attacks) on a tiny softmax problem."""
+"""Attack modules (fedrepro.sim.attacks) on a tiny softmax problem."""
 import numpy as np
 import pytest
 
 from fedrepro.algorithms import RunContext, make_algorithm
-from fedrepro.attacks import ATTACKS, build_attack
+from fedrepro.sim.attacks import ATTACKS, build_attack
 from fedrepro.problems.softmax import SoftmaxProblem
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from fedrepro.cli import main
-from fedrepro.results import read_metadata
+from fedrepro.experiments.results import read_metadata
 
 
 @pytest.fixture
@@ -81,9 +81,9 @@ def test_cli_fedepm_weights_default_to_ones(logreg_npz, tmp_path):
 def test_cli_replays_selections_and_noise(logreg_npz, tmp_path, capsys):
     from fedrepro.algorithms import make_algorithm
     from fedrepro.cli import problem_from_npz
-    from fedrepro.privacy import build_mechanism
-    from fedrepro.replay import load_replay
-    from fedrepro.simulation import simulate
+    from fedrepro.sim.privacy import build_mechanism
+    from fedrepro.sim.replay import load_replay
+    from fedrepro.sim.loop import simulate
 
     npz, X, y = logreg_npz
     sel = tmp_path / "sel.csv"
@@ -125,7 +125,7 @@ def test_cli_replay_errors_name_file_and_row_and_write_nothing(logreg_npz, tmp_p
 def test_cli_client_ids_alias_and_the_cli_takes_the_workflow_path(toy_npz, tmp_path):
     """`client_ids` is an alias of `client`; the CLI run equals run_cell's run of the same cell."""
     from fedrepro.cli import build_parser, cli_cell, problem_from_npz
-    from fedrepro.runner import build_run
+    from fedrepro.experiments.runner import build_run
 
     path, X, y = toy_npz
     with np.load(path) as z:

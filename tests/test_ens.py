@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from fedrepro.ens import elastic_net_objective, ens, soft_threshold
+from fedrepro.algorithms.ops.elastic_net import elastic_net_objective, ens, soft_threshold
 
 # spec 001 Sec. 3.1 table: (z, lam, eta, minimiser)
 HAND = [

@@ -2,8 +2,8 @@ import copy
 
 import pytest
 
-from fedrepro.config import validate_config, validate_experiment
-from fedrepro.experiments import ConfigError, all_cells, cell_id, column_name, expand, reference_cell
+from fedrepro.experiments.config import validate_config, validate_experiment
+from fedrepro.experiments.cells import ConfigError, all_cells, cell_id, column_name, expand, reference_cell
 
 BLOCK = {
     "problem": {"name": "linreg_synthetic", "m": 10, "n": 5},
@@ -96,7 +96,7 @@ def test_all_cells_reads_user_experiments(tmp_path):
 
 
 def test_batches_group_same_algorithm_and_keep_references_apart():
-    from fedrepro.experiments import batches
+    from fedrepro.experiments.cells import batches
 
     cells = expand("p", "e", BLOCK, "quick")
     single = batches(cells, 1)
@@ -112,14 +112,14 @@ def test_batches_group_same_algorithm_and_keep_references_apart():
 
 
 def test_paper_keys_are_listed_once():
-    """fedrepro.experiments.PAPERS is the one list: the schema has no copy, the workflow uses it,
+    """fedrepro.experiments.cells.PAPERS is the one list: the schema has no copy, the workflow uses it,
     and the README's list of keys matches it."""
     import re
     from pathlib import Path
 
-    from fedrepro import workflow_support as ws
-    from fedrepro.config import SCHEMA, load_schema
-    from fedrepro.experiments import PAPERS
+    from fedrepro.experiments import workflow_plan as ws
+    from fedrepro.experiments.config import SCHEMA, load_schema
+    from fedrepro.experiments.cells import PAPERS
 
     root = Path(__file__).resolve().parents[1]
     assert ws.PAPER_KEYS is PAPERS

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from fedrepro.algorithms import make_algorithm
-from fedrepro.problems.linear import LinearModelProblem, build_linreg_synthetic, logreg_from_arrays
-from fedrepro.simulation import simulate
-from fedrepro.stopping import build_stop
+from fedrepro.problems.glm import LinearModelProblem, build_linreg_synthetic, logreg_from_arrays
+from fedrepro.sim.loop import simulate
+from fedrepro.sim.stopping import build_stop
 
 QSAR = Path("/work/shared/datasets/qsar_oral_toxicity")
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +191,7 @@ def test_code_r0_rule_and_pi0_variant(ex51):
 
 
 def test_remark_41_participation_probability():
-    from fedrepro.claims.fedadmm_zhou import remark41_probability
+    from fedrepro.papers.fedadmm_zhou.claims import remark41_probability
 
     assert remark41_probability(5, 0.9) == pytest.approx(1 - 1e-5)
 
@@ -201,11 +201,12 @@ def test_figures_and_claims_smoke(tmp_path):
     and every claim check (values may be None for absent experiments, never an exception)."""
     import pandas as pd
 
-    from fedrepro.claims.fedadmm_zhou import CHECKS
-    from fedrepro.experiments import expand, reference_cell
-    from fedrepro.figures.fedadmm_zhou import FIGURES, TABLES, choose_steps
-    from fedrepro.results import summarize
-    from fedrepro.runner import run_cell
+    from fedrepro.papers.fedadmm_zhou.claims import CHECKS
+    from fedrepro.experiments.cells import expand, reference_cell
+    from fedrepro.papers.fedadmm_zhou.analysis import choose_steps
+    from fedrepro.papers.fedadmm_zhou.figures import FIGURES, TABLES
+    from fedrepro.experiments.results import summarize
+    from fedrepro.experiments.runner import run_cell
 
     algs = {"fedadmm": {}, "fedavg": {"step_c": [0.5, 0.125]}, "fedprox": {"step_c": 0.5},
             "fedalt": {"step_c": 0.5}, "fedsim": {"step_c": 0.5}}
@@ -230,8 +231,8 @@ def test_figures_and_claims_smoke(tmp_path):
         suffix = ".md" if spec.kind == "table" else ".png"
         assert (tmp_path / key).with_suffix(suffix).exists()
     from fedrepro.claims import NotTestable, Outcome, evaluate
-    from fedrepro.figures.fedadmm_zhou import medians
-    from fedrepro.workflow_support import load_claims
+    from fedrepro.papers.fedadmm_zhou.analysis import medians
+    from fedrepro.experiments.workflow_plan import load_claims
 
     values = {name: check(frames, summaries) for name, check in CHECKS.items()}
     # every claim whose experiments ran gets a value (or a NotTestable); the others get None
@@ -290,8 +291,8 @@ def _summary(x, rows, cap=60):
 
 def _verdict(claim_id, frames, summaries):
     from fedrepro.claims import evaluate
-    from fedrepro.claims.fedadmm_zhou import CHECKS
-    from fedrepro.workflow_support import load_claims
+    from fedrepro.papers.fedadmm_zhou.claims import CHECKS
+    from fedrepro.experiments.workflow_plan import load_claims
 
     claims = [c for c in load_claims("fedadmm_zhou", ROOT) if c["id"] == claim_id]
     frames = frames or summaries                   # trend checks read only the summaries
@@ -331,8 +332,8 @@ def test_time_trend_uses_cpu_time():
 
 
 def test_trend_needs_match_the_claims_file():
-    from fedrepro.claims.fedadmm_zhou import CHECKS
-    from fedrepro.workflow_support import load_claims
+    from fedrepro.papers.fedadmm_zhou.claims import CHECKS
+    from fedrepro.experiments.workflow_plan import load_claims
 
     n = 0
     for c in load_claims("fedadmm_zhou", ROOT):
@@ -361,7 +362,7 @@ def _fig1(states, step=0.5):
                            "rounds": R, "status": "converged" if kind == "reach" else "max_rounds",
                            "run_cpu_time": 1.0, "step_c": None if alg == "fedadmm" else step})
     df = pd.DataFrame(traces)
-    from fedrepro.results import summarize
+    from fedrepro.experiments.results import summarize
     return {"fig2_ls": df}, {"fig2_ls": summarize(df)}
 
 

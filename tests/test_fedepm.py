@@ -10,10 +10,10 @@ from scipy.optimize import minimize_scalar
 from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.base import RunContext
 from fedrepro.algorithms.sfedavg import SFedAvg
-from fedrepro.privacy import build_mechanism
-from fedrepro.sampling import UniformSampler
-from fedrepro.simulation import sample_clients, simulate
-from fedrepro.stopping import EPMCodeRules, build_stop
+from fedrepro.sim.privacy import build_mechanism
+from fedrepro.core.sampling import UniformSampler
+from fedrepro.sim.loop import sample_clients, simulate
+from fedrepro.sim.stopping import EPMCodeRules, build_stop
 from tests.toys import Quadratic
 
 ADULT = Path("/work/shared/datasets/adult")
@@ -106,7 +106,7 @@ def test_sfedavg_aggregation_sets():
 def test_sfedavg_new_aggregation_follows_replayed_selections():
     """aggregate_over='new' averages the clients of the coming round as the loop draws them:
     under replayed selections those, not a re-derived uniform draw (the context's sampler)."""
-    from fedrepro.replay import Replay
+    from fedrepro.sim.replay import Replay
 
     P = Quadratic.random(m=10)
     rounds = 4
@@ -217,7 +217,7 @@ def test_adult_fedepm_reaches_central_optimum(capsys):
 @pytest.mark.skipif(not (ADULT / "adult.mat").exists(), reason="Adult mirror files absent")
 def test_adult_normalisation_sanity_row():
     from fedrepro.problems.adult import load_adult_mat
-    from fedrepro.problems.linear import _col_l2
+    from fedrepro.problems.glm import _col_l2
 
     X, _ = load_adult_mat(ADULT)
     row0 = _col_l2(X)[0]
@@ -254,7 +254,7 @@ def _fake_results(rng):
     more["instance"] += 3
     more["cell"] = more["cell"] + "more"
     frames["fig3_fedepm_trials"] = more
-    from fedrepro.results import summarize
+    from fedrepro.experiments.results import summarize
     return frames, {e: summarize(f) for e, f in frames.items()}
 
 
@@ -262,8 +262,8 @@ def test_figures_and_claims_render(tmp_path):
     import yaml
 
     from fedrepro.claims import evaluate
-    from fedrepro.claims.fedepm import CHECKS
-    from fedrepro.figures.fedepm import FIGURES, TABLES
+    from fedrepro.papers.fedepm.claims import CHECKS
+    from fedrepro.papers.fedepm.figures import FIGURES, TABLES
 
     frames, summaries = _fake_results(np.random.default_rng(0))
     for key, spec in {**FIGURES, **TABLES}.items():
@@ -331,7 +331,7 @@ def _claim(cid):
 
 def _judge(cid, summaries):
     from fedrepro.claims import evaluate
-    from fedrepro.claims.fedepm import CHECKS
+    from fedrepro.papers.fedepm.claims import CHECKS
 
     c = _claim(cid)
     row = evaluate([c], CHECKS, {e: pd.DataFrame() for e in summaries}, summaries, "fedepm").iloc[0]
@@ -416,7 +416,7 @@ def test_cr_monotone_claim_fails_on_a_significant_rise_only():
     # the same mean rise with a trial-to-trial spread of +-12 CR: within the noise, counted as non-increasing
     noisy = lambda a, m, k0, i: rise(a, m, k0, i) + (12 * (-1) ** i if (a, m, k0) == target else 0)  # noqa: E731
     assert _judge("fig3_cr_monotone_fraction", _fig3_all(noisy, trials=4))[0] == "holds"
-    from fedrepro.claims.fedepm import cr_monotone_in_k0_fraction
+    from fedrepro.papers.fedepm.claims import cr_monotone_in_k0_fraction
 
     out = cr_monotone_in_k0_fraction({}, _fig3_all(noisy, trials=4))
     assert out.value == 1.0 and "within the noise" in out.why and "fedepm m=100 k0 16->20: +5.00" in out.why

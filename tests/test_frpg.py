@@ -4,11 +4,11 @@ import pytest
 from scipy.optimize import minimize
 
 from fedrepro.algorithms import RunContext, make_algorithm
-from fedrepro.attacks import build_attack
+from fedrepro.sim.attacks import build_attack
 from fedrepro.data.dataset import Dataset
-from fedrepro.huber import huber, huber_grad, huber_prox, project_ball, worker_prox_step
+from fedrepro.algorithms.ops.huber_prox import huber, huber_grad, huber_prox, project_ball, worker_prox_step
 from fedrepro.problems.softmax import SoftmaxProblem, build_softmax
-from fedrepro.simulation import simulate
+from fedrepro.sim.loop import simulate
 
 MU = 1e-3
 
@@ -198,7 +198,7 @@ def test_frpg_first_record_and_progress():
 
 def test_model_upload_baselines_equal_gradient_form_without_attack():
     # Krum / GeoMed over models w0 - a_k q_n == w0 - a_k AGG(q_n) (translation/scale equivariance)
-    from fedrepro import aggregators as agg
+    from fedrepro.algorithms.ops import aggregators as agg
 
     prob = _toy_problem()
     for name in ("krum", "geomed"):
@@ -288,7 +288,7 @@ def _fake_results(acc=None, loss=None, rise=None):
 
     import pandas as pd
 
-    from fedrepro.figures.frpg import series_label
+    from fedrepro.papers.frpg.analysis import series_label
 
     acc, loss, rise = acc or {}, loss or {}, rise or {}
     rows = []
@@ -323,7 +323,7 @@ def _verdicts(frames, summaries):
     from pathlib import Path
 
     from fedrepro.claims import evaluate, validate_claims
-    from fedrepro.claims.frpg import CHECKS
+    from fedrepro.papers.frpg.claims import CHECKS
 
     claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/frpg.claims.yaml"))["claims"]
     validate_claims(claims, "frpg")
@@ -333,8 +333,8 @@ def _verdicts(frames, summaries):
 
 def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
     from fedrepro.claims import NotTestable
-    from fedrepro.claims.frpg import CHECKS
-    from fedrepro.figures.frpg import FIGURES
+    from fedrepro.papers.frpg.claims import CHECKS
+    from fedrepro.papers.frpg.figures import FIGURES
 
     frames, summaries = _fake_results()
     table = _verdicts(frames, summaries)

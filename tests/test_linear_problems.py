@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from fedrepro.problems import build_problem
-from fedrepro.problems.linear import LinearModelProblem, build_linreg_synthetic, logreg_from_arrays
+from fedrepro.problems.glm import LinearModelProblem, build_linreg_synthetic, logreg_from_arrays
 
 QSAR = Path("/work/shared/datasets/qsar_oral_toxicity")
 

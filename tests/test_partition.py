@@ -1,4 +1,4 @@
-"""Tests of fedrepro.partition: partition properties (hypothesis) and the specs' concrete numbers."""
+"""Tests of fedrepro.data.partition: partition properties (hypothesis) and the specs' concrete numbers."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fedrepro import partition as P
+from fedrepro.data import partition as P
+from fedrepro.data.partition.size_rules import _cut_sizes
 
 FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,7 +112,7 @@ def _law(sampler, n, m, frac, cut_points, draws):
     rng = np.random.default_rng(12345)
     counts = {}
     for _ in range(draws):
-        s = tuple(P._cut_sizes(rng, n, m, frac, sampler, cut_points, 10_000, "t").tolist())
+        s = tuple(_cut_sizes(rng, n, m, frac, sampler, cut_points, 10_000, "t").tolist())
         counts[s] = counts.get(s, 0) + 1
     return counts
 
@@ -135,7 +136,7 @@ def test_random_cuts_direct_sampler_has_the_law_of_the_code_loop(cut_points):
 def test_random_cuts_code_first_client_at_least_two():
     # no threshold: the code draws cut points from {2..d-1}, so d_1 >= 2 always
     rng = np.random.default_rng(0)
-    d1 = [P._cut_sizes(rng, 6, 5, 0.0, "direct", "code", 1, "t")[0] for _ in range(200)]
+    d1 = [_cut_sizes(rng, 6, 5, 0.0, "direct", "code", 1, "t")[0] for _ in range(200)]
     assert min(d1) == 2
     with pytest.raises(ValueError, match="m <= 5"):
         P.random_cut_sizes(6, 6, seed=0, min_frac=0)

@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from fedrepro.algorithms.base import RunContext, State
-from fedrepro.privacy import MECHANISMS, LaplaceEPM, build_mechanism, stdlap
+from fedrepro.sim.privacy import MECHANISMS, LaplaceEPM, build_mechanism, stdlap
 from tests.toys import Quadratic
 
 
@@ -96,7 +96,7 @@ def test_fallback_for_algorithms_without_upload_info():
     """Reusable on other algorithms: with prepare(problem) the mechanism computes ||grad f_i(w)||_1
     and the gap itself (here FedAvg from the FedADMM paper, if present)."""
     from fedrepro.algorithms import algorithm_names, make_algorithm
-    from fedrepro.simulation import simulate
+    from fedrepro.sim.loop import simulate
 
     P = Quadratic(np.arange(24.0).reshape(6, 4) / 10, client_sizes=np.full(6, 10))
     mech = LaplaceEPM(epsilon=1e3, generator="laplace")
@@ -117,7 +117,7 @@ def test_fallback_for_algorithms_without_upload_info():
 
 
 def test_replayed_unit_noise_is_scaled_by_nu_in_call_order():
-    from fedrepro.replay import NoiseCursor, ReplayError
+    from fedrepro.sim.replay import NoiseCursor, ReplayError
 
     dim, k0, eps = 6, 2, 0.5
     rows = np.random.default_rng(0).normal(size=(5, dim))

@@ -8,14 +8,14 @@ import pytest
 
 from fedrepro.algorithms import algorithm_class, algorithm_names, make_algorithm
 from fedrepro.algorithms.krum import Krum
-from fedrepro.attacks import build_attack
+from fedrepro.sim.attacks import build_attack
 from fedrepro.data.dataset import Dataset
-from fedrepro.experiments import ConfigError, all_cells, expand
+from fedrepro.experiments.cells import ConfigError, all_cells, expand
 from fedrepro.problems import build_problem, problem_class, problem_names
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import (CAPABILITIES, LIPSCHITZ, LOSS_KIND, STEP_CONSTANT, STOCHASTIC, Capability,
                                          capabilities_of, check_pairing, missing, provides)
-from fedrepro.simulation import simulate
+from fedrepro.sim.loop import simulate
 from tests.toys import Quadratic
 
 PAPERS = ["fedadmm_zhou", "fedepm", "frpg"]
@@ -177,7 +177,7 @@ def test_every_registered_algorithm_is_covered():
 def test_what_an_algorithm_reads_is_declared(name, monkeypatch):
     kind, params, k0 = RUNS[name]
     problem = Recorder(_softmax() if kind == "softmax" else _linreg_synthetic())
-    monkeypatch.setattr("fedrepro.simulation.check_pairing", lambda a, p: None)   # record reads, not the check
+    monkeypatch.setattr("fedrepro.sim.loop.check_pairing", lambda a, p: None)   # record reads, not the check
     alg = make_algorithm(name, **params)
     simulate(problem, alg, k0=k0, max_rounds=3, seed=2)
     declared = {m for c in alg.requirements() for m in c.members}

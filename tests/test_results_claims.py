@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from fedrepro.claims import NotTestable, Outcome, evaluate, to_markdown, validate_claims, verdict
-from fedrepro.results import read_metadata, run_frame, summarize, write_parquet
-from fedrepro.simulation import simulate
+from fedrepro.experiments.results import read_metadata, run_frame, summarize, write_parquet
+from fedrepro.sim.loop import simulate
 from tests.toys import LocalGD, Quadratic
 
 

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from fedrepro.simulation import sample_clients, simulate
-from fedrepro.stopping import GradientTolerance, ObjectiveTarget
+from fedrepro.sim.loop import sample_clients, simulate
+from fedrepro.sim.stopping import GradientTolerance, ObjectiveTarget
 from tests.toys import LocalGD, Quadratic
 
 
@@ -67,12 +67,12 @@ def test_target_rule_and_bad_k0():
         simulate(p, LocalGD(), k0=0)
 
 
-# ---- replaying another implementation's randomness (fedrepro.replay) -------------------------------------
+# ---- replaying another implementation's randomness (fedrepro.sim.replay) -------------------------------------
 from fedrepro.algorithms import make_algorithm                      # noqa: E402
-from fedrepro.privacy import build_mechanism, draw_noise, stdlap    # noqa: E402
-from fedrepro.problems.linear import LinearModelProblem             # noqa: E402
-from fedrepro.replay import Replay, ReplayError, load_noise, load_replay, load_selections   # noqa: E402
-from fedrepro.rng import stream                                     # noqa: E402
+from fedrepro.sim.privacy import build_mechanism, draw_noise, stdlap    # noqa: E402
+from fedrepro.problems.glm import LinearModelProblem             # noqa: E402
+from fedrepro.sim.replay import Replay, ReplayError, load_noise, load_replay, load_selections   # noqa: E402
+from fedrepro.core.rng import stream                                     # noqa: E402
 from tests.toys import RecordingGD                                  # noqa: E402
 
 TIMES = ("wall_time", "cpu_time", "local_time", "local_cpu_time")
@@ -213,7 +213,7 @@ def test_bad_noise_files(tmp_path):
 
 
 def test_samplers_ceil_and_floor_counts_and_the_context_serves_the_loops_draw():
-    from fedrepro.sampling import UniformSampler, participants
+    from fedrepro.core.sampling import UniformSampler, participants
 
     assert participants(7, 0.5) == 4 and participants(7, 0.5, "floor") == 3     # ceil(3.5), floor(3.5)
     assert participants(100, 0.1, "floor") == 10 and participants(5, 0.1, "floor") == 1   # max(floor(C m), 1)

@@ -68,7 +68,7 @@ def test_data_plan_never_touches_the_network(tmp_path, monkeypatch):
     """Availability comes from cache/mirror only; data.download decides the rest (no probe)."""
     import socket
 
-    from fedrepro.workflow_support import DataPlan, skipped_experiments, skipped_markdown
+    from fedrepro.experiments.workflow_plan import DataPlan, skipped_experiments, skipped_markdown
 
     def refuse(*a, **k):
         raise AssertionError("DataPlan opened a network connection while the DAG is built")
@@ -106,7 +106,7 @@ def test_download_flag_adds_the_fetch_jobs(tmp_path):
 def test_strict_skips_or_refuses_missing_datasets(tmp_path):
     """skipped_experiments (what `strict` drives): missing datasets skip their experiments by
     default, and with strict=True are an error naming the experiment, dataset, URL and the fixes."""
-    from fedrepro.workflow_support import ConfigError, skipped_experiments
+    from fedrepro.experiments.workflow_plan import ConfigError, skipped_experiments
 
     class Plan:                                    # the DataPlan interface skipped_experiments reads
         cache = tmp_path / "cache"

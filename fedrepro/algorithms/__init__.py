@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Algorithm, RunContext, State
+from fedrepro.algorithms.base import Algorithm, RunContext, State
 
 # registry name -> "module:Class"
 _REGISTRY = {

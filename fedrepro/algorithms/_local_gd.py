@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problems.protocols import LIPSCHITZ
-from .base import Algorithm, State
+from fedrepro.problems.protocols import LIPSCHITZ
+from fedrepro.algorithms.base import Algorithm, State
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The one interface every federated algorithm implements (cf. Flower strategies).
 
-The simulation loop (:func:`fedrepro.simulation.simulate`) owns time, rounds,
+The simulation loop (:func:`fedrepro.sim.loop.simulate`) owns time, rounds,
 client sampling, evaluation, stopping, privacy mechanisms and attacks; an
 algorithm only says how the server aggregates and how clients update:
 
@@ -26,50 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..problems.base import FederatedProblem
-
-
-@dataclass
-class RunContext:
-    """What the loop tells an algorithm about the run.
-
-    Attributes
-    ----------
-    k0 : int            local iterations per communication round
-    rho : float         participation rate (fraction of clients per round)
-    seed : int          run seed; derive streams with :meth:`rng`
-    max_rounds : int    round cap of the run
-    sampler :           ``r -> sorted client ids`` of round r (:mod:`fedrepro.sampling`); read it
-                        through :meth:`clients`
-    replay_noise :      a :class:`fedrepro.replay.NoiseCursor` when the run replays recorded
-                        unit-scale noise (see :meth:`unit_noise`), else None
-    """
-
-    k0: int = 1
-    rho: float = 1.0
-    seed: int = 0
-    max_rounds: int = 100
-    replay_noise: object = None
-    sampler: object = None
-
-    def rng(self, purpose: str, *keys: int) -> np.random.Generator:
-        from ..rng import stream
-
-        return stream(self.seed, purpose, *keys)
-
-    def clients(self, r: int) -> np.ndarray:
-        """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.sampling`)."""
-        if self.sampler is None:
-            raise ValueError("this RunContext has no client sampler (simulate sets one)")
-        return self.sampler(r)
-
-    def unit_noise(self, draw, shape, purpose: str, *keys: int) -> np.ndarray:
-        """Unit-scale noise of ``shape`` (last axis: model entries): ``draw(self.rng(purpose, *keys),
-        shape)``, or the next rows of the replayed draws when the run replays noise."""
-        if self.replay_noise is not None:
-            where = f"round {keys[0]}" if purpose == "noise" and keys else f"the initial noise ({purpose!r})"
-            return self.replay_noise.take(shape, where)
-        return draw(self.rng(purpose, *keys), shape)
+from fedrepro.core.context import RunContext
+from fedrepro.problems.base import FederatedProblem
 
 
 @dataclass

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problems.protocols import LIPSCHITZ, LOSS_KIND
-from .base import Algorithm, State
+from fedrepro.problems.protocols import LIPSCHITZ, LOSS_KIND
+from fedrepro.algorithms.base import Algorithm, State
 
 
 @dataclass

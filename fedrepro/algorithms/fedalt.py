@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._local_gd import LocalGD
+from fedrepro.algorithms._local_gd import LocalGD
 
 
 @dataclass

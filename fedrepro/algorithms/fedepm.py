@@ -10,11 +10,11 @@ FedEPM.m):
   err_s = ||mean_i G_i||^2 (recorded as ``err`` for the EPM stop rules). G is
   computed here, outside the loop's local time, as in the code (LCT, Sec. 3.6).
 * clients in S: k0 local updates (algorithm-specific), then upload W[S]; the
-  loop's mechanism (:mod:`fedrepro.privacy`, eq. (39)) adds the noise and reads
+  loop's mechanism (:mod:`fedrepro.sim.privacy`, eq. (39)) adds the noise and reads
   ``grad_l1`` = ||G_i||_1, ``gap_norm2`` = ||w_i^k - w||^2 (model before the
   last local step) and ``iteration`` = k + 1 from ``state.upload_info``.
 * z_i^0 = stdlap(n) / mu0 (pure noise of scale 20, code), w_i^0 = 0; a run replaying
-  another implementation's noise (:mod:`fedrepro.replay`) takes the m unit rows from it.
+  another implementation's noise (:mod:`fedrepro.sim.replay`) takes the m unit rows from it.
 """
 from __future__ import annotations
 
@@ -22,15 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ens import ens, soft_threshold
-from ..privacy import stdlap
-from .base import Algorithm, State
+from fedrepro.algorithms.ops.elastic_net import ens, soft_threshold
+from fedrepro.core.noise import stdlap, unit_laplace
+from fedrepro.algorithms.base import Algorithm, State
 
 INIT_NOISE = ("stdlap", "laplace", "zero")
-
-
-def _unit_laplace(rng, shape):
-    return rng.laplace(0.0, 1.0, size=shape)
 
 
 @dataclass
@@ -75,7 +71,7 @@ class EPMHarness(Algorithm):
         if self.init_noise == "zero":
             st.Z = np.zeros((m, n))
         else:                                    # unit draws (or replayed rows), scaled
-            draw = stdlap if self.init_noise == "stdlap" else _unit_laplace
+            draw = stdlap if self.init_noise == "stdlap" else unit_laplace
             st.Z = ctx.unit_noise(draw, (m, n), "init", 0) * self.init_scale
         st.d = np.asarray(problem.client_sizes, dtype=float)
         st.fresh = np.arange(m)                  # S^0 = [m]: every z_i^0 counts as fresh

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._local_gd import LocalGD
+from fedrepro.algorithms._local_gd import LocalGD
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fedalt import Personalized
+from fedrepro.algorithms.fedalt import Personalized
 
 
 @dataclass

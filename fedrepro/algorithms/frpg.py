@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..huber import huber, penalty_grad, project_ball, worker_prox_step
-from ..problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STOCHASTIC
-from .base import Algorithm, State
+from fedrepro.algorithms.ops.huber_prox import huber, penalty_grad, project_ball, worker_prox_step
+from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STOCHASTIC
+from fedrepro.algorithms.base import Algorithm, State
 
 
 def _rows(clients: np.ndarray, m: int):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import aggregators
-from .sgd_mean import RobustAggregationSGD
+from fedrepro.algorithms.ops import aggregators
+from fedrepro.algorithms.sgd_mean import RobustAggregationSGD
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .frpg import FRPG
+from fedrepro.algorithms.frpg import FRPG
 
 
 @dataclass

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..huber import huber
-from ..problems.protocols import BYZANTINE, CONSENSUS, STOCHASTIC
-from .base import Algorithm, State
+from fedrepro.algorithms.ops.huber_prox import huber
+from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STOCHASTIC
+from fedrepro.algorithms.base import Algorithm, State
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fedepm import EPMHarness
+from fedrepro.algorithms.fedepm import EPMHarness
 
 
 @dataclass

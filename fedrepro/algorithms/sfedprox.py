@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .sfedavg import SFedAvg
+from fedrepro.algorithms.sfedavg import SFedAvg
 
 
 @dataclass

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import aggregators
-from ..problems.protocols import BYZANTINE, STOCHASTIC
-from .base import Algorithm, State
+from fedrepro.algorithms.ops import aggregators
+from fedrepro.problems.protocols import BYZANTINE, STOCHASTIC
+from fedrepro.algorithms.base import Algorithm, State
 
 
 @dataclass

@@ -198,11 +198,11 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
                    root: str | Path = ".", scale: str | None = None):
     """Evaluate ``paper``'s claims file (``<root>/workflow/papers/<paper>.claims.yaml``; the
     workflow passes its root); returns (table, markdown)."""
-    from ..workflow_support import load_claims
+    from fedrepro.experiments.workflow_plan import load_claims
 
     claims = load_claims(paper, root)
     validate_claims(claims, paper)
-    checks = getattr(importlib.import_module(f"fedrepro.claims.{paper}"), "CHECKS", {}) if claims else {}
+    checks = getattr(importlib.import_module(f"fedrepro.papers.{paper}.claims"), "CHECKS", {}) if claims else {}
     experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
     frames, summaries = load_results(paper, experiments, results_dir)
     table = evaluate(claims, checks, frames, summaries, paper, skipped, scale)

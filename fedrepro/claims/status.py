@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import VERDICTS, status_table
+from fedrepro.claims import VERDICTS, status_table
 
 BEGIN, END = "<!-- claims-status:begin -->", "<!-- claims-status:end -->"
 _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)

@@ -8,10 +8,10 @@ Typical use::
 """
 from __future__ import annotations
 
-from .dataset import Dataset
-from .fetch import ChecksumError, DatasetUnavailable, UnpinnedChecksumWarning, available, fetch, locate
-from .loaders import LOADERS, load
-from .registry import DATASETS, MIRROR_ENV, DatasetSpec, get_spec
+from fedrepro.data.dataset import Dataset
+from fedrepro.data.fetch import ChecksumError, DatasetUnavailable, UnpinnedChecksumWarning, available, fetch, locate
+from fedrepro.data.loaders import LOADERS, load
+from fedrepro.data.registry import DATASETS, MIRROR_ENV, DatasetSpec, get_spec
 
 __all__ = ["Dataset", "fetch", "available", "locate", "load", "load_dataset", "DATASETS", "DatasetSpec",
            "get_spec", "LOADERS", "ChecksumError", "DatasetUnavailable", "UnpinnedChecksumWarning", "MIRROR_ENV"]

@@ -46,7 +46,7 @@ from urllib.parse import unquote, urlparse
 
 import pooch
 
-from .registry import MIRROR_ENV, DatasetSpec, FileSpec, Source, get_spec
+from fedrepro.data.registry import MIRROR_ENV, DatasetSpec, FileSpec, Source, get_spec
 
 OFFLINE_ENV = "FEDREPRO_OFFLINE"
 DOWNLOADS = ".downloads"

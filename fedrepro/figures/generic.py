@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .base import save_figure  # noqa: E402
+from fedrepro.figures.base import save_figure  # noqa: E402
 
 def swept_columns(df: pd.DataFrame) -> list[str]:
     """The experiment's swept setting columns (recorded by the runner in ``swept``) that vary."""

@@ -37,14 +37,14 @@ Public API (stable)::
   strided view + one GEMM; max-pool by reshape with a saved argmax); this is
   invisible from outside.
 """
-from .heads import HEADS, logits_ce, softmax_ce
-from .initializers import INIT_RULES
-from .layers import (Conv2d, Dense, Dropout, Flatten, Layer, MaxPool2d, ReLU, conv2d, dense,
+from fedrepro.nn.heads import HEADS, logits_ce, softmax_ce
+from fedrepro.nn.initializers import INIT_RULES
+from fedrepro.nn.layers import (Conv2d, Dense, Dropout, Flatten, Layer, MaxPool2d, ReLU, conv2d, dense,
                      dropout, flatten, maxpool2d, relu)
-from .metrics import evaluate
-from .model import Model, ParamSlot
-from .optim import SGD
-from .zoo import MODELS, ModelSpec, build_model, fedadmm_cnn, mlp
+from fedrepro.nn.metrics import evaluate
+from fedrepro.nn.model import Model, ParamSlot
+from fedrepro.nn.optim import SGD
+from fedrepro.nn.zoo import MODELS, ModelSpec, build_model, fedadmm_cnn, mlp
 
 __all__ = [
     "build_model", "Model", "ModelSpec", "MODELS", "ParamSlot", "SGD", "evaluate",

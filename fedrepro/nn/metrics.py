@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .heads import get_head
+from fedrepro.nn.heads import get_head
 
 
 def evaluate(model, w: np.ndarray, X, y, batch: int = 256, head: str | None = None) -> dict:

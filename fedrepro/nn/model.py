@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .heads import get_head
-from .initializers import check_rule, initialise
-from .layers import Layer, Workspace
+from fedrepro.nn.heads import get_head
+from fedrepro.nn.initializers import check_rule, initialise
+from fedrepro.nn.layers import Layer, Workspace
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -104,7 +104,7 @@ class Model:
     def init(self, rng: np.random.Generator, dtype=None) -> np.ndarray:
         """A fresh flat parameter vector drawn with the model's init rule."""
         if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"init needs a numpy Generator (e.g. fedrepro.rng.stream(seed, 'init')), "
+            raise TypeError(f"init needs a numpy Generator (e.g. fedrepro.core.rng.stream(seed, 'init')), "
                             f"got {type(rng).__name__}")
         w = np.empty(self.n_params, dtype=self.dtype if dtype is None else np.dtype(dtype))
         for ls, fans, views in zip(self._layer_slots, self._fans, self.unflatten(w)):

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .layers import conv2d, dense, dropout, flatten, maxpool2d, relu
-from .model import Model
+from fedrepro.nn.layers import conv2d, dense, dropout, flatten, maxpool2d, relu
+from fedrepro.nn.model import Model
 
 
 @dataclass(frozen=True)

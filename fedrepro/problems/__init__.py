@@ -11,13 +11,13 @@ from __future__ import annotations
 import importlib
 import typing
 
-from .base import FederatedProblem
+from fedrepro.problems.base import FederatedProblem
 
 # name -> "module:function". Adding a problem is one module plus one line here.
 _BUILDERS = {
-    "linreg_synthetic": "fedrepro.problems.linear:build_linreg_synthetic",
-    "linreg": "fedrepro.problems.linear:build_linreg",
-    "logreg": "fedrepro.problems.linear:build_logreg",
+    "linreg_synthetic": "fedrepro.problems.glm:build_linreg_synthetic",
+    "linreg": "fedrepro.problems.glm:build_linreg",
+    "logreg": "fedrepro.problems.glm:build_logreg",
     "softmax": "fedrepro.problems.softmax:build_softmax",
     "adult_logreg": "fedrepro.problems.adult:build_adult_logreg",
 }

@@ -7,7 +7,7 @@ cases only), y in {0, 1}. Preprocessing here:
    no centring, no intercept;
 2. partition per trial: shuffle the rows, m - 1 distinct cut points uniform on
    {2, ..., d - 1}, reject while min_i d_i <= 0.01 d / m (``demon.m``); this is
-   :func:`fedrepro.partition.random_cuts` with ``cut_points="code"``,
+   :func:`fedrepro.data.partition.random_cuts` with ``cut_points="code"``,
    ``min_frac=0.01``, ``sampler="reject"`` (the literal loop; ``"direct"`` draws
    the same law without a loop);
 3. f_i(w) = mean_t [ln(1 + e^{x_t.w}) - b_t x_t.w] + (beta / (2 d_i)) ||w||^2
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .linear import LinearModelProblem, logreg_from_arrays
+from fedrepro.problems.glm import LinearModelProblem, logreg_from_arrays
 
 REG_SCALING = {"code": "per_sample", "paper": "mean", "per_sample": "per_sample", "mean": "mean"}
 
@@ -39,7 +39,7 @@ def load_adult(data_dir, dataset: str = "adult") -> tuple[np.ndarray, np.ndarray
     """X (45222, 14) float64 raw codes and y (45222,) in {0, 1} from ``<data_dir>/<dataset>.npz``
     (the dataset loader's output: ``adult`` from the UCI text files, ``adult_mat`` from the
     authors' .mat files; identical arrays), or from the .mat files if ``data_dir`` holds those."""
-    from ..data.dataset import Dataset
+    from fedrepro.data.dataset import Dataset
 
     data_dir = Path(data_dir)
     if (data_dir / f"{dataset}.npz").exists():
@@ -56,7 +56,7 @@ def adult_problem(X: np.ndarray, y: np.ndarray, m: int, seed: int, *, beta: floa
     """FedEPM's federated logistic regression on Adult (see module docstring).
 
     X : (d, n) raw features; y : (d,) labels in {0, 1}; m clients; ``seed`` drives the
-    shuffle and cut points (``fedrepro.rng.stream(seed, "partition", ...)``).
+    shuffle and cut points (``fedrepro.core.rng.stream(seed, "partition", ...)``).
     """
     if reg_scaling not in REG_SCALING:
         raise ValueError(f"adult_logreg: reg_scaling={reg_scaling!r} is not allowed; "

@@ -26,9 +26,9 @@ An algorithm lists what it needs in its class attribute ``requires`` (a tuple of
 default empty); an algorithm whose needs depend on its parameters extends
 :meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`check_pairing` rejects an
 unsuitable algorithm x problem pairing with a message naming both, the missing capability and
-a registered problem that has it. It runs at the start of :func:`fedrepro.simulation.simulate`
+a registered problem that has it. It runs at the start of :func:`fedrepro.sim.loop.simulate`
 (before anything touches the problem) and, from the problem builder's declared return class,
-when a config's experiments are expanded (:func:`fedrepro.experiments.expand`), so no job starts.
+when a config's experiments are expanded (:func:`fedrepro.experiments.cells.expand`), so no job starts.
 
 A problem provides a capability when its class implements every member: a method, property or
 class attribute defined on the class (a member inherited unchanged from ``FederatedProblem``,
@@ -42,7 +42,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from .base import FederatedProblem
+from fedrepro.problems.base import FederatedProblem
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def missing(algorithm, problem) -> tuple:
 
 def problems_providing(capabilities) -> list:
     """Registered problem names whose (declared) class provides every one of ``capabilities``."""
-    from . import problem_class, problem_names
+    from fedrepro.problems import problem_class, problem_names
 
     out = []
     for name in problem_names():

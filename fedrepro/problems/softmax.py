@@ -9,7 +9,7 @@ The server term is f_0(w) = (delta/2)||w||^2. The global ``objective`` is the
 penalised loss at consensus over the *reliable* workers,
 ``loss_server = sum_{n reliable} f_n(w) + f_0(w)`` (spec A10); faulty workers get
 weight 0. Workers train on ``train_labels`` (label-flipping attacks replace the
-faulty workers' entries, see :mod:`fedrepro.attacks`); metrics use the true labels.
+faulty workers' entries, see :mod:`fedrepro.sim.attacks`); metrics use the true labels.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import FederatedProblem
+from fedrepro.problems.base import FederatedProblem
 
 # Lipschitz constants the paper uses in the step sizes (16)/(27) (Sec. V), per dataset.
 PAPER_LIPSCHITZ = {"usps": 156.0, "mnist": 295.0, "fashion_mnist": 524.0}
@@ -60,7 +60,7 @@ class SoftmaxProblem(FederatedProblem):
 
     def __init__(self, X, y, parts, X_test=None, y_test=None, *, delta=0.003, n_classes=10, batch=15,
                  L=None, eval_fraction=1.0, seed=0, dataset="", bias=False):
-        from ..rng import stream
+        from fedrepro.core.rng import stream
 
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.int64)
@@ -241,13 +241,13 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     """Builder for ``problem: {name: softmax, ...}``.
 
     spec keys: ``dataset`` (usps | mnist | fashion_mnist), ``partition`` (default
-    ``pair_digit``; any :mod:`fedrepro.partition` rule), ``partition_params`` (dict),
+    ``pair_digit``; any :mod:`fedrepro.data.partition` rule), ``partition_params`` (dict),
     ``Q`` (workers, 20), ``delta`` (0.003), ``batch`` (15), ``L`` (default the
     paper's constant for the dataset), ``bias`` (False), ``drop_classes`` ([]),
     ``eval_fraction`` (1.0). ``dataset`` may also be passed as a loaded
     :class:`fedrepro.data.dataset.Dataset` (tests).
     """
-    from ..partition import partition
+    from fedrepro.data.partition import partition
 
     allowed = {"name", "dataset", "partition", "partition_params", "Q", "delta", "batch", "L", "bias",
                "drop_classes", "eval_fraction", "n_classes"}
@@ -255,7 +255,7 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     if unknown:
         raise ValueError(f"softmax: unknown spec key(s) {unknown}; allowed: {sorted(allowed)}")
     if dataset is None:
-        from ..data.dataset import Dataset
+        from fedrepro.data.dataset import Dataset
 
         if data_dir is None:
             raise ValueError("softmax: data_dir (processed data folder) is required")

@@ -9,9 +9,9 @@ from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir)))
 
-from fedrepro.config import validate_config, validate_experiment
-from fedrepro.experiments import all_cells, batches, config_hash, load_experiments, reference_cell
-from fedrepro import workflow_support as ws
+from fedrepro.experiments.config import validate_config, validate_experiment
+from fedrepro.experiments.cells import all_cells, batches, config_hash, load_experiments, reference_cell
+from fedrepro.experiments import workflow_plan as ws
 
 validate_config(config)          # clear messages naming key, value and what is allowed
 validate(config, "../schemas/config.schema.yaml")   # fills schema defaults

@@ -5,7 +5,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
-from fedrepro.results import concat_frames, provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.results import concat_frames, provenance, summarize, write_parquet  # noqa: E402
 
 with logged(snakemake):
     df = concat_frames(snakemake.input)

@@ -6,7 +6,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
 from fedrepro.claims import evaluate_paper  # noqa: E402
-from fedrepro.results import provenance, write_parquet, write_text_atomic  # noqa: E402
+from fedrepro.experiments.results import provenance, write_parquet, write_text_atomic  # noqa: E402
 
 with logged(snakemake):
     paper = snakemake.wildcards.paper

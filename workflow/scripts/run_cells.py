@@ -7,8 +7,8 @@ from _common import logged  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from fedrepro.results import provenance, summarize, write_parquet  # noqa: E402
-from fedrepro.runner import progress_printer, run_cell  # noqa: E402
+from fedrepro.experiments.results import provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.runner import progress_printer, run_cell  # noqa: E402
 
 with logged(snakemake) as log:
     frames = []

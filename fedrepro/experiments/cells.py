@@ -110,9 +110,9 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     """Raise :class:`ConfigError` when the cell's algorithm cannot be built with its parameters,
     its problem is unknown, or the algorithm cannot run on the problem's class (checked from the
     problem builder's declared class, without loading data)."""
-    from .algorithms import make_algorithm
-    from .problems import problem_class
-    from .problems.protocols import check_pairing
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.problems import problem_class
+    from fedrepro.problems.protocols import check_pairing
 
     pname = (cell.get("problem") or {}).get("name")
     key = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)

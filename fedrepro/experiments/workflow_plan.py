@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from .experiments import PAPERS, ConfigError
+from fedrepro.experiments.cells import PAPERS, ConfigError
 
-PAPER_KEYS = PAPERS          # the one list of paper keys lives in fedrepro.experiments
+PAPER_KEYS = PAPERS          # the one list of paper keys lives in fedrepro.experiments.cells
 VARIANT_SEP = "-"
 
 
@@ -46,7 +46,7 @@ class DataPlan:
         """``processed``, ``local`` (cache or mirror), ``download`` (``data.download``) or ``missing``."""
         if key in self._status:
             return self._status[key]
-        from .data import DATASETS, available
+        from fedrepro.data import DATASETS, available
 
         name, variant = split_key(key)
         if name not in DATASETS:
@@ -67,14 +67,14 @@ class DataPlan:
         return result
 
     def urls(self, key: str) -> list[str]:
-        from .data import DATASETS
+        from fedrepro.data import DATASETS
 
         return list(DATASETS[split_key(key)[0]].urls)
 
 
 def local_datasets(data: DataPlan) -> list[str]:
     """Keys (``name`` or ``name-variant``) of every raw form the cache or mirror holds completely."""
-    from .data import DATASETS, available
+    from fedrepro.data import DATASETS, available
 
     keys = []
     for name, spec in sorted(DATASETS.items()):
@@ -105,9 +105,9 @@ def skipped_experiments(cells_by_exp: dict, data: DataPlan, strict: bool) -> dic
 def figure_module(paper: str):
     """The paper's figure module (``None`` when it has none yet)."""
     try:
-        return importlib.import_module(f"fedrepro.figures.{paper}")
+        return importlib.import_module(f"fedrepro.papers.{paper}.figures")
     except ModuleNotFoundError as err:
-        if err.name == f"fedrepro.figures.{paper}":
+        if err.name == f"fedrepro.papers.{paper}.figures":
             return None
         raise
 
@@ -203,7 +203,7 @@ def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:
 
 
 def provenance_markdown(config: dict, config_hash: str, cells_by_exp: dict) -> str:
-    from .results import provenance
+    from fedrepro.experiments.results import provenance
 
     prov = provenance(config_hash)
     lines = ["# Provenance", "", "| key | value |", "|---|---|"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import yaml
 
-from .experiments import PAPERS, ConfigError
+from fedrepro.experiments.cells import PAPERS, ConfigError
 
 # Package data (pyproject: package-data); workflow/schemas/config.schema.yaml is a link to it.
-SCHEMA = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
 
 
 def load_schema() -> dict:
@@ -67,7 +67,7 @@ def coerce_command_line(config: dict) -> dict:
 
 
 def _paper_errors(config: dict) -> list[str]:
-    """The paper keys are listed once, in :data:`fedrepro.experiments.PAPERS` (not in the schema)."""
+    """The paper keys are listed once, in :data:`fedrepro.experiments.cells.PAPERS` (not in the schema)."""
     papers = config.get("papers")
     if not isinstance(papers, list):
         return []
@@ -99,7 +99,7 @@ def validate_experiment(block: dict, where: str) -> None:
 
 def load_config(path: str | Path = "config.yaml", overrides: dict | None = None) -> dict:
     """Read, merge ``overrides`` (like ``snakemake --config``) and validate."""
-    from .experiments import deep_merge
+    from fedrepro.experiments.cells import deep_merge
 
     with open(path) as fh:
         config = yaml.safe_load(fh) or {}

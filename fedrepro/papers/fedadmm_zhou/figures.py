@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .base import FigureSpec, save_figure, write_table
+from fedrepro.figures.base import FigureSpec, save_figure, write_table
+from fedrepro.papers.fedadmm_zhou.analysis import ALGS, LABELS, choose_steps, has_rows, medians
 
-ALGS = ["fedadmm", "fedavg", "fedprox", "fedalt", "fedsim"]
-LABELS = {"fedadmm": "FedADMM", "fedavg": "FedAvg", "fedprox": "FedProx", "fedalt": "FedAlt", "fedsim": "FedSim"}
 STYLE = {"fedadmm": ("tab:red", "o"), "fedavg": ("tab:blue", "s"), "fedprox": ("tab:green", "^"),
          "fedalt": ("tab:purple", "v"), "fedsim": ("tab:orange", "D")}
 RULE_NOTE = ("FedADMM: rule (30) [code-scaled measure]; baselines: f <= f_A + 2e-4(1+|f_A|), "
@@ -26,49 +25,6 @@ def _plt():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
-
-
-
-
-def _has(df) -> bool:
-    return df is not None and len(df) > 0
-
-
-def choose_steps(summary: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Keep, per (algorithm, *by), only the runs of the chosen step_c (tuning protocol in the module
-    docstring);
-    FedADMM rows pass unchanged. Adds nothing else."""
-    if not _has(summary):
-        return summary
-    s = summary.copy()
-    if "step_c" not in s.columns:
-        return s
-    keep = [s[s["algorithm"] == "fedadmm"]]
-    base = s[s["algorithm"] != "fedadmm"]
-    if len(base):
-        by = [b for b in by if b in base.columns]
-        stats = (base.groupby(["algorithm", *by, "step_c"], dropna=False)
-                 .agg(frac=("reached", "mean"), cr=("rounds", "median"), f=("objective", "median"))
-                 .reset_index())
-        stats = stats.sort_values(["frac", "cr", "f", "step_c"], ascending=[False, True, True, False])
-        best = stats.groupby(["algorithm", *by], dropna=False).head(1)[["algorithm", *by, "step_c"]]
-        keep.append(base.merge(best, on=["algorithm", *by, "step_c"]))
-    return pd.concat(keep, ignore_index=True)
-
-
-def medians(summary: pd.DataFrame, x: str) -> pd.DataFrame:
-    """Per (algorithm, x): median CR and CPU time (``run_cpu_time``: process CPU seconds of the run,
-    data loading excluded; far less sensitive to machine load than wall time), IQR, fraction reached, fraction that hit the
-    round cap (``capped``: their CR and time are lower bounds), chosen step_c."""
-    s = choose_steps(summary, [x])
-    agg = {"cr": ("rounds", "median"), "cr_q1": ("rounds", lambda v: v.quantile(0.25)),
-           "cr_q3": ("rounds", lambda v: v.quantile(0.75)), "time": ("run_cpu_time", "median"),
-           "reached": ("reached", "mean"), "n": ("rounds", "size"),
-           "capped": ("status", lambda v: float((v == "max_rounds").mean()))}
-    out = s.groupby(["algorithm", x]).agg(**agg).reset_index()
-    if "step_c" in s.columns:
-        out = out.merge(s.groupby(["algorithm", x])["step_c"].first().reset_index(), on=["algorithm", x])
-    return out
 
 
 def _panel(ax, med, x, y, ylabel, xlabel):
@@ -101,7 +57,7 @@ def _sweep_figure(x, xlabel, rows, title):
         letters = "abcdefgh"
         for row, (exp, ex, missing) in enumerate(rows):
             s = summaries.get(exp) if exp else None
-            if not _has(s) or x not in s.columns:
+            if not has_rows(s) or x not in s.columns:
                 for ax in axes[row]:
                     _empty(ax, f"{ex}:\n{missing}")
                 continue
@@ -134,7 +90,7 @@ def render_fig1(frames, summaries, out):
     plt = _plt()
     df, s = frames.get("fig2_ls"), summaries.get("fig2_ls")
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
-    if not _has(df):
+    if not has_rows(df):
         for ax in axes:
             _empty(ax, "no results (experiment fig2_ls)")
         save_figure(fig, out)
@@ -184,7 +140,7 @@ def table1_frame(summaries, which=("qot", "rls")) -> pd.DataFrame:
         s = summaries.get(exp)
         row = {"Data": short, "Datasets": full, "Source": src, "n (paper)": n_p, "d (paper)": d_p,
                "n (ours)": None, "d (ours)": None, "positives (ours)": None}
-        if _has(s):
+        if has_rows(s):
             r = s.iloc[0]
             row["n (ours)"], row["d (ours)"] = str(int(r["dim"])), str(int(r["n_samples"]))
             if "accuracy" in s.columns and pd.notna(r.get("accuracy")):

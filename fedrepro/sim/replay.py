@@ -4,7 +4,7 @@ A :class:`Replay` replaces the loop's own draws with recorded ones so that a run
 compared with another implementation draw for draw:
 
 * ``selections`` -- the clients of every communication round (instead of
-  :class:`fedrepro.sampling.UniformSampler`), read by :func:`load_selections` from a CSV
+  :class:`fedrepro.core.sampling.UniformSampler`), read by :func:`load_selections` from a CSV
   with header ``round,client`` (one row per selected client, both 0-based; ``round`` r is
   the selection made before round r's local work). The file must cover rounds
   0..R-1 without a gap; a run may perform at most R rounds (checked before it starts).
@@ -18,7 +18,7 @@ compared with another implementation draw for draw:
 
 Files are validated where they enter (every row, before the run); what depends on the
 problem (client ids < m, width n, rounds >= max_rounds) is checked by :meth:`Replay.check`,
-which :func:`fedrepro.simulation.simulate` calls before any work.
+which :func:`fedrepro.sim.loop.simulate` calls before any work.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Checks of FedEPM's claims (spec 001 Sec. 6); each computes OUR value from the results.
 
 ``frames``/``summaries`` map experiment id to the tidy trace / per-run summary frames
-(:mod:`fedrepro.figures.fedepm` documents the run quantities CR, TCT, LCT, SNR).
+(:mod:`fedrepro.papers.fedepm.figures` documents the run quantities CR, TCT, LCT, SNR).
 Every check returns None when the data it needs is absent.
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Outcome
-from ..figures.fedepm import run_table
+from fedrepro.claims import Outcome
+from fedrepro.papers.fedepm.analysis import run_table
 
 BASELINES = ("sfedavg", "sfedprox")
 

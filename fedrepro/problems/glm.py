@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from .base import FederatedProblem
+from fedrepro.problems.base import FederatedProblem
 
 LOSSES = ("squared", "logistic")
 REG_SCALINGS = ("mean", "per_sample")
@@ -143,7 +143,7 @@ class LinearModelProblem(FederatedProblem):
     X : ndarray (n_samples, dim) or scipy.sparse matrix (kept sparse, CSR)
     y : ndarray (n_samples,); logistic labels in {0, 1}
     client_ids : ndarray (n_samples,) of ints in 0..m-1, or a list of m index arrays
-        (``fedrepro.partition`` output).
+        (``fedrepro.data.partition`` output).
     loss : "squared" | "logistic"
     lam : float, l2 regularisation strength
     reg_scaling : "mean" (lam_i = lam; Zhou & Li papers) | "per_sample" (lam_i = lam / d_i; their codes)
@@ -548,8 +548,8 @@ def build_linreg_synthetic(spec: dict, seed: int, **kwargs) -> LinearModelProble
 
     spec keys: m (100), n (100), d_low (50), d_high (150), generator ("paper" | "code").
     """
-    from ..partition import uniform_client_sizes
-    from ..rng import stream
+    from fedrepro.data.partition import uniform_client_sizes
+    from fedrepro.core.rng import stream
 
     m = int(spec.get("m", 100))
     n = int(spec.get("n", 100))
@@ -605,7 +605,7 @@ def _normalize(X, how):
 
 def logreg_from_arrays(X, y, spec: dict, seed: int, name: str) -> LinearModelProblem:
     """Normalise, partition (spec['partition'], default Zhou & Li random cuts) and build."""
-    from ..partition import partition
+    from fedrepro.data.partition import partition
 
     y = np.asarray(y, dtype=np.float64)
     if set(np.unique(y)) <= {-1.0, 1.0} and np.any(y == -1):
@@ -628,7 +628,7 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
     code), normalize ("col_l2" | "none"), partition ({method: random_cuts, min_frac: 0.025}),
     lipschitz_rule ("exact" | "code").
     """
-    from ..data.dataset import Dataset
+    from fedrepro.data.dataset import Dataset
 
     if data_dir is None:
         raise ValueError("build_logreg needs data_dir (the processed-data folder)")

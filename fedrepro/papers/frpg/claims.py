@@ -20,8 +20,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..figures.frpg import curve, series_label, with_series
-from . import NotTestable, Outcome
+from fedrepro.claims import NotTestable, Outcome
+from fedrepro.papers.frpg.analysis import curve, series_label, with_series
 
 DS = ("usps", "mnist", "fashion_mnist")
 DS_NAME = {"usps": "USPS", "mnist": "MNIST", "fashion_mnist": "FMNIST"}

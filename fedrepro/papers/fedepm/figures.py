@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .base import FigureSpec, save_figure, write_table
+from fedrepro.figures.base import FigureSpec, save_figure, write_table
+from fedrepro.papers.fedepm.analysis import ALGOS, run_table
 
-ALGOS = ["sfedavg", "sfedprox", "fedepm"]
 LABEL = {"sfedavg": "SFedAvg", "sfedprox": "SFedProx", "fedepm": "FedEPM"}
 COLOR = {"sfedavg": "tab:blue", "sfedprox": "tab:orange", "fedepm": "tab:red"}
 RULE = "code stop rules (stop1-3, tol=1e-9n), cap 500 CR"
@@ -37,21 +37,6 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-
-
-def run_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with CR, TCT (CPU s), LCT (client CPU s per round), SNR, final f/m and ``capped``
-    (hit the round cap)."""
-    s = summary.copy()
-    s["CR"] = s["rounds"].astype(int)
-    s["TCT"] = s["run_cpu_time"].astype(float)
-    s["LCT"] = s["run_local_cpu_time"].astype(float) / s["CR"].clip(lower=1)
-    s["SNR"] = s["snr"].astype(float) if "snr" in s else np.nan
-    s["f_over_m"] = s["objective_per_client"] if "objective_per_client" in s else s["objective"] / s["m"]
-    s["capped"] = s["status"] == "max_rounds"
-    return s
 
 
 def _algos(df):

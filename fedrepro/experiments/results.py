@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from fedrepro import __version__
 
 IDENTIFIERS = ["paper", "experiment", "cell", "algorithm", "instance", "seed"]
 RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_cpu_time", "run_local_time",
@@ -53,7 +53,7 @@ def provenance(config_hash: str = "", **extra) -> dict:
 
 
 def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
-    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.simulation.RunResult`)."""
+    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.sim.loop.RunResult`)."""
     df = pd.DataFrame(result.trace)
     const = {
         "paper": cell.get("paper", "custom"), "experiment": cell.get("experiment", "cli"),

@@ -2,7 +2,7 @@
 
 Every function takes ``(frames, summaries)`` (experiment id -> DataFrame) and returns our value,
 or None when the experiments it needs were not run. Medians over instances with the per-setting
-step choice of :func:`fedrepro.figures.fedadmm_zhou.choose_steps`; times are CPU seconds
+step choice of :func:`fedrepro.papers.fedadmm_zhou.analysis.choose_steps`; times are CPU seconds
 (``run_cpu_time``).
 
 Round caps. A run stopped by ``max_rounds`` has not reached its target: its CR and time are only
@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from . import NotTestable, Outcome
-from ..figures.fedadmm_zhou import ALGS, LABELS, choose_steps, medians
+from fedrepro.claims import NotTestable, Outcome
+from fedrepro.papers.fedadmm_zhou.analysis import ALGS, LABELS, choose_steps, medians
 
 BASELINES = [a for a in ALGS if a != "fedadmm"]
 PAPER_MAX_ROUNDS = 1000        # spec 000 C14: the code's maxit = 1000 k0 iterations

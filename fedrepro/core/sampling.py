@@ -9,7 +9,7 @@ literal eq. (34)) gets exactly the loop's draw without re-deriving it. Samplers:
   rounds, drawn from the stream ``(seed, "sampling", r)``; its size is ``ceil(rho m)``
   (``count="ceil"``, Zhou & Li's code ``sort(randperm(m)(1:m0))``) or ``max(floor(rho m), 1)``
   (``count="floor"``, FedAvg's C-fraction as in Gong et al.).
-- a replayed selection (:meth:`fedrepro.replay.Replay.clients`).
+- a replayed selection (:meth:`fedrepro.sim.replay.Replay.clients`).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rng import stream
+from fedrepro.core.rng import stream
 
 COUNTS = ("ceil", "floor")
 

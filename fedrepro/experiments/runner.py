@@ -2,8 +2,8 @@
 rule, mechanism and attack from a cell (a sweep cell of the workflow, or the cell the
 CLI makes from its flags); :func:`run_cell` simulates it and returns the tidy frame.
 
-Mechanisms come only from :func:`fedrepro.privacy.build_mechanism`, attacks only from
-:func:`fedrepro.attacks.build_attack`."""
+Mechanisms come only from :func:`fedrepro.sim.privacy.build_mechanism`, attacks only from
+:func:`fedrepro.sim.attacks.build_attack`."""
 from __future__ import annotations
 
 import sys
@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .algorithms import make_algorithm
-from .attacks import build_attack
-from .privacy import build_mechanism
-from .problems import build_problem
-from .results import run_frame
-from .simulation import simulate
-from .stopping import build_stop
+from fedrepro.algorithms import make_algorithm
+from fedrepro.sim.attacks import build_attack
+from fedrepro.sim.privacy import build_mechanism
+from fedrepro.problems import build_problem
+from fedrepro.experiments.results import run_frame
+from fedrepro.sim.loop import simulate
+from fedrepro.sim.stopping import build_stop
 
 
 def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
@@ -37,7 +37,7 @@ def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
 
 @dataclass
 class Run:
-    """Everything of one run, ready for :func:`fedrepro.simulation.simulate`."""
+    """Everything of one run, ready for :func:`fedrepro.sim.loop.simulate`."""
 
     problem: object
     algorithm: object
@@ -55,7 +55,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     ``params``, ``seed``, ``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``stop``, ``mechanism``,
     ``attack``, ``time_limit``. ``problem``: an already built problem (the CLI's npz) used
     instead of ``cell['problem']``. ``reference``: final record of the reference run when the
-    stop rule is ``target``. ``replay``: a :class:`fedrepro.replay.Replay`.
+    stop rule is ``target``. ``replay``: a :class:`fedrepro.sim.replay.Replay`.
     """
     if problem is None:
         problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)

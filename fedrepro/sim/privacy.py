@@ -1,7 +1,7 @@
 """Privacy mechanisms applied by the simulation loop to the clients' uploads.
 
 A mechanism is a callable ``(uploads, clients, r, state, ctx) -> uploads``
-(see :func:`fedrepro.simulation.simulate`). ``MECHANISMS[name](spec)`` builds
+(see :func:`fedrepro.sim.loop.simulate`). ``MECHANISMS[name](spec)`` builds
 one from the ``mechanism`` block of an experiment (``spec['name']`` selects it).
 
 ``laplace_epm`` -- FedEPM (Zhou & Li) upload noise, paper eq. (39) in the
@@ -16,7 +16,7 @@ with xi_i = ``stdlap(n)`` (``generator="code"``: the code's ``randl``, a Laplace
 vector standardised to sample mean 0 and sample std 1, so ||eps_i|| =
 nu_i sqrt(n-1) exactly) or a plain Laplace(0, 1) vector (``generator="laplace"``:
 eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses). A run that
-replays another implementation's noise (:mod:`fedrepro.replay`) supplies the xi_i instead:
+replays another implementation's noise (:mod:`fedrepro.sim.replay`) supplies the xi_i instead:
 one replayed row per uploading client, in ascending client id order.
 
 The algorithm reports what the formula needs in ``state.upload_info`` from its
@@ -39,33 +39,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from fedrepro.core.noise import GENERATORS, draw_noise, stdlap  # noqa: F401  (re-exported)
+
 __all__ = ["stdlap", "LaplaceEPM", "MECHANISMS", "build_mechanism"]
-
-GENERATORS = ("code", "laplace")
-
-
-def stdlap(rng: np.random.Generator, shape) -> np.ndarray:
-    """The authors' ``randl``: Laplace(0, 1) draws log(u1/u2), standardised along
-    the last axis to sample mean 0 and sample standard deviation 1 (ddof = 1).
-
-    Every vector x along the last axis (length n >= 2) has sum(x) = 0 and
-    ||x||_2 = sqrt(n - 1) exactly (up to rounding). Returns an array of ``shape``.
-    """
-    u1 = rng.random(shape)
-    u2 = rng.random(shape)
-    x = np.log(u1 / u2)
-    x -= x.mean(axis=-1, keepdims=True)
-    return x / x.std(axis=-1, ddof=1, keepdims=True)
-
-
-def draw_noise(rng: np.random.Generator, shape, generator: str) -> np.ndarray:
-    """Unit-scale noise of the named generator (``code``: :func:`stdlap`; ``laplace``: Laplace(0, 1))."""
-    if generator == "code":
-        return stdlap(rng, shape)
-    if generator == "laplace":
-        return rng.laplace(0.0, 1.0, size=shape)
-    raise ValueError(f"noise generator {generator!r} is not allowed; choose one of {list(GENERATORS)}")
-
 
 @dataclass
 class LaplaceEPM:

@@ -3,56 +3,20 @@
 See :mod:`fedrepro.algorithms.base` for the round structure. The loop owns
 client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
 sees the same draws for the same seed: common random numbers; or replayed
-selections, :mod:`fedrepro.replay`), evaluation, stopping, timing, privacy
+selections, :mod:`fedrepro.sim.replay`), evaluation, stopping, timing, privacy
 mechanisms and attacks.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .algorithms.base import Algorithm, RunContext
-from .problems.base import FederatedProblem
-from .sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
-from .problems.protocols import check_pairing
-
-
-@dataclass
-class RunResult:
-    """Outcome of one run.
-
-    trace : list of dicts, one per evaluated round (``round``, ``iteration``,
-        ``wall_time``, ``cpu_time``, ``local_time``, ``objective``, ``grad_norm2``, ...).
-    status : ``"converged"`` (a stop rule fired), ``"max_rounds"``,
-        ``"time_limit"`` or ``"diverged"`` (non-finite objective or model).
-    stop_reason : the stop rule's reason, or the status.
-    rounds : communication rounds performed (CR).
-    iterations : local iterations performed (rounds * k0).
-    wall_time : wall-clock seconds of the run (data loading and problem set-up excluded).
-    cpu_time : CPU seconds of this process during the run (``time.process_time``; what the
-        papers time: with one BLAS thread it is the single-thread CPU time; other jobs loading
-        the machine inflate it far less than ``wall_time``).
-    local_time : wall-clock seconds spent in client computation (begin_round, local steps, upload).
-    local_cpu_time : CPU seconds of the same client computation.
-    """
-
-    trace: list
-    status: str
-    stop_reason: str
-    rounds: int
-    iterations: int
-    wall_time: float
-    local_time: float
-    w: np.ndarray
-    cpu_time: float = 0.0
-    local_cpu_time: float = 0.0
-    info: dict = field(default_factory=dict)
-
-    @property
-    def final(self) -> dict:
-        return self.trace[-1] if self.trace else {}
+from fedrepro.algorithms.base import Algorithm, RunContext
+from fedrepro.problems.base import FederatedProblem
+from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
+from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.result import RunResult
 
 
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
@@ -65,22 +29,22 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     ----------
     k0 : local iterations per round (communication every k0 iterations).
     rho : participation rate; each round the sampler picks the clients (default
-        :class:`fedrepro.sampling.UniformSampler`: ceil(rho*m) uniform clients).
+        :class:`fedrepro.core.sampling.UniformSampler`: ceil(rho*m) uniform clients).
     max_rounds : cap on communication rounds (status ``max_rounds`` when hit).
     seed : run seed (sampling, noise, attacks, minibatches all derive from it).
     eval_every : evaluate (and test ``stop``) every this many rounds; the first
         and last rounds are always evaluated.
-    stop : a rule from :mod:`fedrepro.stopping` (or None: run to ``max_rounds``).
+    stop : a rule from :mod:`fedrepro.sim.stopping` (or None: run to ``max_rounds``).
     mechanism : callable ``(uploads, clients, r, state, ctx) -> uploads`` applied
         to every upload (privacy noise, compression ...); its optional
         ``prepare(problem, ctx)`` is called once before the run.
     attack : object with ``prepare(problem, ctx)`` and
         ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
     progress : callable ``(record) -> None`` called after each evaluation.
-    replay : a :class:`fedrepro.replay.Replay`: recorded client selections (instead of
+    replay : a :class:`fedrepro.sim.replay.Replay`: recorded client selections (instead of
         the sampler) and/or unit-scale noise (instead of the ``init``/``noise``
         streams), checked against the problem and ``max_rounds`` before the run.
-    sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.sampling`); default
+    sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.core.sampling`); default
         ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
 

@@ -1,0 +1,42 @@
+"""What one run of a loop returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class RunResult:
+    """Outcome of one run.
+
+    trace : list of dicts, one per evaluated round (``round``, ``iteration``,
+        ``wall_time``, ``cpu_time``, ``local_time``, ``objective``, ``grad_norm2``, ...).
+    status : ``"converged"`` (a stop rule fired), ``"max_rounds"``,
+        ``"time_limit"`` or ``"diverged"`` (non-finite objective or model).
+    stop_reason : the stop rule's reason, or the status.
+    rounds : communication rounds performed (CR).
+    iterations : local iterations performed (rounds * k0).
+    wall_time : wall-clock seconds of the run (data loading and problem set-up excluded).
+    cpu_time : CPU seconds of this process during the run (``time.process_time``; what the
+        papers time: with one BLAS thread it is the single-thread CPU time; other jobs loading
+        the machine inflate it far less than ``wall_time``).
+    local_time : wall-clock seconds spent in client computation (begin_round, local steps, upload).
+    local_cpu_time : CPU seconds of the same client computation.
+    """
+
+    trace: list
+    status: str
+    stop_reason: str
+    rounds: int
+    iterations: int
+    wall_time: float
+    local_time: float
+    w: np.ndarray
+    cpu_time: float = 0.0
+    local_cpu_time: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def final(self) -> dict:
+        return self.trace[-1] if self.trace else {}
