@@ -1,0 +1,72 @@
+"""The package tree is layered: data -> problem/model -> algorithm -> loop -> experiments ->
+figures/claims -> papers -> CLI, and no module imports from a layer above its own."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import fedrepro
+
+PACKAGE = Path(fedrepro.__file__).parent
+
+# layer of each top-level part of the package (a module may import from its own layer or below)
+LAYERS = {
+    "core": 0, "data": 1, "nn": 2, "problems": 3, "algorithms": 4, "sim": 5, "experiments": 6,
+    "figures": 7, "claims": 7, "papers": 8, "cli": 9, "__init__": 0, "schemas": 0,
+}
+
+
+def _imports(path: Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, [a.name for a in node.names], node.lineno
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, [], node.lineno
+
+
+def _part(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "fedrepro":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_only_the_cli_and_the_package_face_sit_at_the_root():
+    root_modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert root_modules == ["__init__.py", "cli.py"]
+    assert set(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") <= set(LAYERS)
+
+
+def test_no_import_back_arrow():
+    arrows = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        own = rel.parts[0].removesuffix(".py")
+        for module, names, line in _imports(path):
+            part = _part(module)
+            if part is None:
+                continue
+            if part == "__init__" and names and names[0] in LAYERS:   # `from fedrepro import sim`
+                part = names[0]
+            if LAYERS[part] > LAYERS[own]:
+                arrows.append(f"{rel}:{line} ({own}) imports {module} ({part})")
+    assert not arrows, "\n".join(arrows)
+
+
+def test_claims_do_not_import_figure_modules():
+    for path in (PACKAGE / "papers").glob("*/claims.py"):
+        for module, _, line in _imports(path):
+            assert not module.endswith(".figures"), f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+    for path in (PACKAGE / "claims").glob("*.py"):
+        for module, _, line in _imports(path):
+            assert "figures" not in module.split("."), f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+
+
+def test_a_back_arrow_is_detected(tmp_path):
+    """The check above can fail: a loop module importing the experiments layer is flagged."""
+    bad = tmp_path / "fake.py"
+    bad.write_text("from fedrepro.experiments.runner import build_run\n")
+    (module, names, _), = list(_imports(bad))
+    assert LAYERS[_part(module)] > LAYERS["sim"]
