@@ -41,11 +41,11 @@ def _uploads(alg_name, attack_spec, k0=1, **params):
     att.prepare(prob, ctx)
     st = alg.init(prob, ctx)
     clients = np.arange(prob.m)
-    st.w = alg.aggregate(st, prob, 0)
-    alg.begin_round(st, prob, clients, 0)
+    st.w = alg.aggregate(st, prob, ctx, 0)
+    alg.begin_round(st, prob, ctx, clients, 0)
     for t in range(k0):
-        alg.local_step(st, prob, clients, 0, t)
-    U = alg.upload(st, prob, clients, 0)
+        alg.local_step(st, prob, ctx, clients, 0, t)
+    U = alg.upload(st, prob, ctx, clients, 0)
     return prob, alg, st, ctx, U, att.corrupt(U, clients, 0, st, prob, alg, ctx)
 
 
@@ -84,7 +84,7 @@ def test_no_attack_B0_is_identity_and_silent_drops_faulty():
     np.testing.assert_array_equal(U, V)
     np.testing.assert_array_equal(prob.senders(np.arange(prob.m)), [True] * 6 + [False] * 2)
     w = st.w.copy()
-    alg.receive(st, prob, np.arange(prob.m), U, 0)
+    alg.receive(st, prob, ctx, np.arange(prob.m), U, 0)
     np.testing.assert_allclose(st.w, w - 3.0 * U[:6].mean(axis=0))   # a_1 = 3/sqrt(1)
 
 

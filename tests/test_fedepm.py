@@ -38,7 +38,7 @@ def test_client_update_minimises_subproblem_23(scaling, seed):
     st.G = rng.normal(size=(6, 4))
     S, r, t = np.array([1, 3, 4]), 2, 1
     gap = st.W[S] - st.w
-    new = alg._update(st, P, S, r, t, gap)
+    new = alg._update(st, P, ctx, S, r, t, gap)
     k = r * ctx.k0 + t
     for row, i in enumerate(S):
         mu = alg.mu0 * (1 + alg.c * gap[row] @ gap[row]) * alg.alpha ** (k + 1)
@@ -96,11 +96,11 @@ def test_sfedavg_aggregation_sets():
     alg = make_algorithm("sfedavg")
     ctx = RunContext(k0=2, rho=0.3, seed=5, sampler=UniformSampler(10, 0.3, 5))
     st = alg.init(P, ctx)
-    assert np.allclose(alg._server(st, P, 0), st.Z.mean(0))            # S^0 = [m]
+    assert np.allclose(alg._server(st, P, ctx, 0), st.Z.to_array().mean(0))            # S^0 = [m]
     st.fresh = np.array([2, 7])
-    assert np.allclose(alg._server(st, P, 3), st.Z[[2, 7]].mean(0))
+    assert np.allclose(alg._server(st, P, ctx, 3), st.Z[[2, 7]].mean(0))
     new = make_algorithm("sfedavg", aggregate_over="new")
-    assert np.allclose(new._server(st, P, 3), st.Z[sample_clients(10, 0.3, 5, 3)].mean(0))
+    assert np.allclose(new._server(st, P, ctx, 3), st.Z[sample_clients(10, 0.3, 5, 3)].mean(0))
 
 
 def test_sfedavg_new_aggregation_follows_replayed_selections():
@@ -114,9 +114,9 @@ def test_sfedavg_new_aggregation_follows_replayed_selections():
     seen = []
 
     class Spy(SFedAvg):
-        def _server(self, state, problem, r):
-            seen.append(state.ctx.clients(r))
-            return super()._server(state, problem, r)
+        def _server(self, state, problem, ctx, r):
+            seen.append(ctx.clients(r))
+            return super()._server(state, problem, ctx, r)
 
     simulate(P, Spy(aggregate_over="new"), k0=2, rho=0.3, max_rounds=rounds, seed=5,
              replay=Replay(selections=chosen))
@@ -127,17 +127,19 @@ def test_sfedavg_new_aggregation_follows_replayed_selections():
 def test_sfedavg_step_38():
     P = Quadratic.random(m=4)
     alg = make_algorithm("sfedavg")
-    st = alg.init(P, RunContext(k0=4, rho=1.0))
+    ctx = RunContext(k0=4, rho=1.0)
+    st = alg.init(P, ctx)
     S = np.arange(4)
-    assert np.allclose(alg._gamma(st, S, 3, 0), 2 * P.client_sizes / np.sqrt(8 + 3))   # k = 12: ceil = 3
-    assert np.allclose(alg._gamma(st, S, 3, 1), 2 * P.client_sizes / np.sqrt(8 + 4))   # k = 13: ceil = 4
+    assert np.allclose(alg._gamma(st, ctx, S, 3, 0), 2 * P.client_sizes / np.sqrt(8 + 3))   # k = 12: ceil = 3
+    assert np.allclose(alg._gamma(st, ctx, S, 3, 1), 2 * P.client_sizes / np.sqrt(8 + 4))   # k = 13: ceil = 4
 
 
 def test_initial_uploads_code_noise():
     P = Quadratic.random(m=5, dim=14)
     st = make_algorithm("fedepm").init(P, RunContext(seed=1))
-    assert np.allclose(np.linalg.norm(st.Z, axis=1), 20 * np.sqrt(13))
-    assert np.allclose(st.Z.mean(axis=1), 0)
+    Z = st.Z.to_array()
+    assert np.allclose(np.linalg.norm(Z, axis=1), 20 * np.sqrt(13))
+    assert np.allclose(Z.mean(axis=1), 0)
 
 
 def test_variants_validated():

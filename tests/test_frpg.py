@@ -134,8 +134,9 @@ def test_pair_digit_partition_and_zero_model():
     assert prob.objective(w) == pytest.approx(16 * np.log(10))
     assert prob.accuracy(w) == pytest.approx(np.mean(prob.y_test == 0))
     alg = make_algorithm("frpg")
-    st = alg.init(prob, RunContext())
-    assert alg.round_metrics(st, prob)["loss_F"] == pytest.approx(16 * np.log(10))
+    ctx = RunContext()
+    st = alg.init(prob, ctx)
+    assert alg.round_metrics(st, prob, ctx)["loss_F"] == pytest.approx(16 * np.log(10))
 
 
 # ---- algorithms -----------------------------------------------------------------------
@@ -207,11 +208,11 @@ def test_model_upload_baselines_equal_gradient_form_without_attack():
         st = alg.init(prob, ctx)
         st.w = np.random.default_rng(0).normal(size=prob.dim) * 0.1
         cl = np.arange(prob.m)
-        alg.local_step(st, prob, cl, 3, 0)
-        U = alg.upload(st, prob, cl, 3)
-        q = st.Q.copy()
+        alg.local_step(st, prob, ctx, cl, 3, 0)
+        U = alg.upload(st, prob, ctx, cl, 3)
+        q = st.Q.to_array().copy()
         w_old = st.w.copy()
-        alg.receive(st, prob, cl, U, 3)
+        alg.receive(st, prob, ctx, cl, U, 3)
         a_k = 3.0 / 2.0
         ref = agg.krum(q, 4)[0] if name == "krum" else agg.geometric_median(q, tol=1e-12)[0]
         np.testing.assert_allclose(st.w, w_old - a_k * ref, atol=1e-5)
@@ -230,12 +231,13 @@ def test_rsa_orders_lambda_and_loss_uses_the_runs_own_lambda():
     rng = np.random.default_rng(3)
     for lam in (1.6, 0.1):
         alg = make_algorithm("rsa", lam=lam)
-        st = alg.init(prob, RunContext())
+        ctx = RunContext()
+        st = alg.init(prob, ctx)
         st.w = rng.normal(size=prob.dim)
-        st.X = st.w + rng.normal(size=st.X.shape)
+        st.X[:] = st.w + rng.normal(size=st.X.shape)
         rel = prob.reliable
         base = prob.reliable_losses(st.X[rel], rel).sum() + prob.server_loss(st.w)
-        got = alg.round_metrics(st, prob)
+        got = alg.round_metrics(st, prob, ctx)
         assert got["loss_F"] == pytest.approx(base + lam * huber(st.w - st.X[rel], alg.mu).sum())
         assert got["loss_rsa_l1"] == pytest.approx(base + lam * np.abs(st.w - st.X[rel]).sum())
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fedrepro.algorithms.base import RunContext, State
+from fedrepro.algorithms.base import State
+from fedrepro.core.context import RunContext
 from fedrepro.sim.privacy import MECHANISMS, LaplaceEPM, build_mechanism, stdlap
 from tests.toys import Quadratic
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from fedrepro.core.params import Anything
+
 from fedrepro.algorithms import algorithm_class, algorithm_names, make_algorithm
 from fedrepro.algorithms.krum import Krum
 from fedrepro.sim.attacks import build_attack
@@ -44,6 +46,7 @@ class ProbeKrum(Krum):
     """Krum that logs every init call (a test probe)."""
 
     log: list = field(default_factory=list)
+    constraints = {"log": [Anything("a list")]}
 
     def init(self, problem, ctx):
         self.log.append("init")

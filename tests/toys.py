@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.core.params import POSITIVE, Anything
+from fedrepro.core.store import ClientStore
 from fedrepro.problems.base import FederatedProblem
 
 
@@ -57,31 +59,39 @@ class Quadratic(FederatedProblem):
         return (ws @ self.c) / ws.sum()
 
 
+@dataclass(slots=True)
+class LocalGDState(State):
+    W: ClientStore = None               # client models
+    server_mean: np.ndarray = None      # mean of the last uploads
+
+
 @dataclass
 class LocalGD(Algorithm):
     """Local gradient descent with averaging of the sampled clients' models."""
 
     name = "local_gd"
     step: float = 0.5
+    constraints = {"step": [POSITIVE]}
+    state_class = LocalGDState
 
     def init(self, problem, ctx):
-        state = State(w=np.zeros(problem.dim))
-        state.W = np.zeros((problem.m, problem.dim))
+        state = LocalGDState(w=np.zeros(problem.dim))
+        state.W = ctx.client_store(problem.m, problem.dim)
         return state
 
-    def aggregate(self, state, problem, r):
+    def aggregate(self, state, problem, ctx, r):
         return state.w if r == 0 else state.server_mean
 
-    def begin_round(self, state, problem, clients, r):
+    def begin_round(self, state, problem, ctx, clients, r):
         state.W[clients] = state.w
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         state.W[clients] -= self.step * problem.client_grads(state.W[clients], clients)
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         return state.W[clients].copy()
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         state.server_mean = uploads.mean(axis=0)
         state.metrics["uploaded"] = len(clients)
 
@@ -94,11 +104,12 @@ class RecordingGD(LocalGD):
 
     name = "recording_gd"
     log: list = field(default_factory=list)
+    constraints = {"log": [Anything("a list")]}
 
     def init(self, problem, ctx):
         self.log.append("init")
         return super().init(problem, ctx)
 
-    def begin_round(self, state, problem, clients, r):
+    def begin_round(self, state, problem, ctx, clients, r):
         self.log.append((r, [int(i) for i in clients]))
-        super().begin_round(state, problem, clients, r)
+        super().begin_round(state, problem, ctx, clients, r)

@@ -10,8 +10,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.problems.protocols import LIPSCHITZ
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.core.params import POSITIVE, Options
+from fedrepro.core.store import ClientStore
+from fedrepro.problems.protocols import LIPSCHITZ
+
+
+@dataclass(slots=True)
+class LocalGDState(State):
+    eta: float = 0.0                    # common step step_c / r_max
+    r_mean: float = 0.0                 # mean_i r_i (FedProx's mu_p)
+    wts: np.ndarray = None              # (m,) normalised client weights
+    n_grad: int = 0                     # client gradients evaluated
+    w_sel: np.ndarray = None            # (dim,) average over the last round's clients, eq. (17)
+    Ws: ClientStore = None              # server copies of every client's iterate, eq. (18)
+    V: np.ndarray = None                # (len(S), dim) local iterates of this round's clients
+    mu_p: float = 0.0                   # FedProx proximal weight
+    Vp: ClientStore = None              # FedAlt/FedSim personal models v_i (persist)
 
 
 @dataclass
@@ -28,27 +43,19 @@ class LocalGD(Algorithm):
     name = "local_gd"
     grads_per_step = 1
     requires = (LIPSCHITZ,)                 # eta = step_c / max_i r_i
-
-    @classmethod
-    def variants(cls):
-        return {"averaging": ("all", "selected")}
-
-    def __post_init__(self):
-        super().__post_init__()
-        if not self.step_c > 0:
-            raise ValueError(f"{self.name}: step_c={self.step_c} must be > 0")
+    constraints = {"step_c": [POSITIVE], "averaging": [Options("all", "selected")]}
+    state_class = LocalGDState
 
     def init(self, problem, ctx):
-        st = State(w=np.zeros(problem.dim))
+        st = LocalGDState(w=np.zeros(problem.dim))
         r = problem.lipschitz()
         st.eta = float(self.step_c / np.max(r))
         st.r_mean = float(np.mean(r))
         wts = np.asarray(problem.weights, dtype=np.float64)
         st.wts = wts / wts.sum()
-        st.n_grad = 0
         st.w_sel = np.zeros(problem.dim)
         if self.averaging == "all":
-            st.Ws = np.zeros((problem.m, problem.dim))      # server copies of every client's iterate
+            st.Ws = ctx.client_store(problem.m, problem.dim)
         st.metrics = {"n_grad_evals": 0, "eta": st.eta}
         self._init_extra(st, problem, ctx)
         return st
@@ -56,12 +63,12 @@ class LocalGD(Algorithm):
     def _init_extra(self, state, problem, ctx):
         pass
 
-    def aggregate(self, state, problem, r):
+    def aggregate(self, state, problem, ctx, r):
         if self.averaging == "all":
-            return state.wts @ state.Ws                     # eq. (18)
+            return state.Ws.weighted_sum(state.wts)         # eq. (18)
         return state.w_sel                                  # eq. (17), computed in receive
 
-    def begin_round(self, state, problem, clients, r):
+    def begin_round(self, state, problem, ctx, clients, r):
         state.V = np.broadcast_to(state.w, (len(clients), problem.dim)).copy()
 
     def _grads(self, state, problem, X, clients, fresh):
@@ -72,16 +79,16 @@ class LocalGD(Algorithm):
             return problem.client_grads(state.w, clients)
         return problem.client_grads(X, clients)
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         self._step(state, problem, clients, t)
 
     def _step(self, state, problem, clients, t):
         raise NotImplementedError
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         return state.V
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         if self.averaging == "all":
             state.Ws[clients] = uploads
         else:

@@ -2,22 +2,36 @@
 
 The simulation loop (:func:`fedrepro.sim.loop.simulate`) owns time, rounds,
 client sampling, evaluation, stopping, privacy mechanisms and attacks; an
-algorithm only says how the server aggregates and how clients update:
+algorithm only says how the server aggregates and how clients update. Every hook
+receives the run context ``ctx`` (:class:`fedrepro.core.context.RunContext`: k0, rho,
+seeded streams, the round's clients, the client-state store) as an argument:
 
+    state = algo.init(problem, ctx)
     round r = 0, 1, ...:
-        w = algo.aggregate(state, r)               # server: global model from stored uploads
-        <evaluate w, record, stop test>            # loop
-        S = <sample clients for round r>           # loop (same draws for every algorithm)
-        algo.begin_round(state, S, r)              # broadcast w to S (cache per-round quantities)
-        for t in range(k0):
-            algo.local_step(state, S, r, t)        # one local iteration of every client in S
-        U = algo.upload(state, S, r)               # (len(S), upload_dim) vectors sent to the server
-        U = mechanism(U) ; U = attack(U)           # loop: privacy noise, Byzantine corruption
-        algo.receive(state, S, U, r)               # server stores the uploads
+        w = algo.aggregate(state, problem, ctx, r)          # server: global model from stored uploads
+        <evaluate w, record, stop test>                     # loop
+        S = ctx.clients(r)                                  # loop (same draws for every algorithm)
+        U = algo.client_update(state, problem, ctx, S, r)   # local work of S, (len(S), upload_dim)
+        U = mechanism(U) ; U = attack(U)                    # loop: privacy noise, Byzantine corruption
+        algo.receive(state, problem, ctx, S, U, r)          # server stores the uploads
 
-Clients not in S keep their state (and their stale uploads on the server).
-All per-client work is vectorized over the rows of S (state arrays are
-(m, dim) with client i in row i).
+``client_update`` is the algorithm's: the default is
+
+        algo.begin_round(state, problem, ctx, S, r)         # broadcast w to S (cache per-round quantities)
+        for t in range(ctx.k0):
+            algo.local_step(state, problem, ctx, S, r, t)   # one local iteration of every client in S
+        return algo.upload(state, problem, ctx, S, r)
+
+and an algorithm with heterogeneous local work (E_i epochs per client) overrides it.
+
+Clients not in S keep their state (and their stale uploads on the server). Per-client
+quantities live in stores made by ``ctx.client_store(m, dim)`` (:mod:`fedrepro.core.store`),
+client i in row i; all per-client work is vectorized over the rows of S.
+
+State: an algorithm declares the fields it keeps in a dataclass derived from :class:`State`
+(``state_class``); states have ``__slots__``, so an undeclared field is an AttributeError at
+the line that sets it. Parameters: the algorithm's dataclass fields, each with its constraint
+declared once in ``constraints`` (:mod:`fedrepro.core.params`), checked on construction.
 """
 from __future__ import annotations
 
@@ -27,16 +41,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedrepro.core.context import RunContext
+from fedrepro.core.params import Options, validate_params
 from fedrepro.problems.base import FederatedProblem
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
-    """Mutable algorithm state. ``w`` is the current global model (dim,);
-    algorithms add their own arrays as attributes (``W``, ``Pi``, ``Z`` ...)."""
+    """Mutable algorithm state: ``w`` is the current global model (dim,). An algorithm that keeps
+    more declares it in a subclass (``@dataclass(slots=True)``, every field with a default)."""
 
     w: np.ndarray
-    extra: dict = field(default_factory=dict)
     # per-round quantities an algorithm exposes to mechanisms (e.g. FedEPM noise):
     upload_info: dict = field(default_factory=dict)
     # metrics the algorithm wants recorded in the trace this round:
@@ -45,12 +59,13 @@ class State:
 
 @dataclass
 class Algorithm:
-    """Base class: subclass as a dataclass whose fields are the algorithm's
-    parameters (with paper defaults) and set ``name``.
+    """Base class: subclass as a dataclass whose fields are the algorithm's parameters (with
+    paper defaults) and set ``name``.
 
-    Variants (paper vs authors' code choices) are plain string parameters whose
-    allowed values :meth:`variants` lists; they are validated on construction
-    and recorded with every run.
+    ``constraints`` maps each parameter to its allowed values (a list of
+    :mod:`fedrepro.core.params` constraints; merged along the class hierarchy); they are checked
+    on construction. Variants (paper vs authors' code choices) are parameters constrained to
+    :class:`~fedrepro.core.params.Options`; :meth:`variants` lists them and every run records them.
 
     ``requires`` lists the problem capabilities (:mod:`fedrepro.problems.protocols`) the
     algorithm reads beyond :class:`FederatedProblem`; the run rejects a problem without them
@@ -59,17 +74,25 @@ class Algorithm:
 
     name = "base"
     requires = ()
+    constraints = {}
+    state_class = State
 
     def __post_init__(self):
-        for key, allowed in type(self).variants().items():
-            value = getattr(self, key)
-            if value not in allowed:
-                raise ValueError(f"{self.name}: {key}={value!r} is not allowed; choose one of {sorted(allowed)}")
+        validate_params(self.name, self.params(), self.parameter_constraints())
+
+    @classmethod
+    def parameter_constraints(cls) -> dict:
+        """Parameter -> list of allowed-value constraints, merged over the class hierarchy."""
+        merged = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(klass.__dict__.get("constraints", {}))
+        return merged
 
     @classmethod
     def variants(cls) -> dict:
-        """Parameter -> allowed values; override in subclasses."""
-        return {}
+        """Variant parameters -> allowed values (the parameters constrained to a set of strings)."""
+        return {k: c[0].values for k, c in cls.parameter_constraints().items()
+                if len(c) == 1 and isinstance(c[0], Options) and all(isinstance(v, str) for v in c[0].values)}
 
     def requirements(self) -> tuple:
         """Problem capabilities this instance needs (default: the class's ``requires``)."""
@@ -83,25 +106,38 @@ class Algorithm:
     def init(self, problem: FederatedProblem, ctx: RunContext) -> State:
         raise NotImplementedError
 
-    def aggregate(self, state: State, problem: FederatedProblem, r: int) -> np.ndarray:
+    def aggregate(self, state: State, problem: FederatedProblem, ctx: RunContext, r: int) -> np.ndarray:
         """Server step at the start of round r; returns the new global model."""
         raise NotImplementedError
 
-    def begin_round(self, state: State, problem: FederatedProblem, clients: np.ndarray, r: int) -> None:
+    def client_update(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
+                      r: int) -> np.ndarray:
+        """All local work of ``clients`` in round r; returns their uploads (len(clients), upload_dim).
+        Default: :meth:`begin_round`, ``ctx.k0`` x :meth:`local_step`, :meth:`upload`."""
+        self.begin_round(state, problem, ctx, clients, r)
+        for t in range(ctx.k0):
+            self.local_step(state, problem, ctx, clients, r, t)
+        return self.upload(state, problem, ctx, clients, r)
+
+    def begin_round(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
+                    r: int) -> None:
         """Broadcast to ``clients``; default nothing."""
 
-    def local_step(self, state: State, problem: FederatedProblem, clients: np.ndarray, r: int, t: int) -> None:
+    def local_step(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray, r: int,
+                   t: int) -> None:
         """Local iteration t (0..k0-1) of every client in ``clients``."""
         raise NotImplementedError
 
-    def upload(self, state: State, problem: FederatedProblem, clients: np.ndarray, r: int) -> np.ndarray:
+    def upload(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
+               r: int) -> np.ndarray:
         """Vectors the clients send, shape (len(clients), upload_dim)."""
         raise NotImplementedError
 
-    def receive(self, state: State, problem: FederatedProblem, clients: np.ndarray, uploads: np.ndarray, r: int) -> None:
+    def receive(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
+                uploads: np.ndarray, r: int) -> None:
         """Server stores the (possibly perturbed) uploads."""
         raise NotImplementedError
 
-    def round_metrics(self, state: State, problem: FederatedProblem) -> dict:
+    def round_metrics(self, state: State, problem: FederatedProblem, ctx: RunContext) -> dict:
         """Extra per-round metrics (e.g. the FRPG loss with worker models)."""
         return {}

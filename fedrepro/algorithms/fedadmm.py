@@ -13,8 +13,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.problems.protocols import LIPSCHITZ, LOSS_KIND
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.core.params import POSITIVE, POSITIVE_INT, Interval, Options, Real
+from fedrepro.core.store import ClientStore
+from fedrepro.problems.protocols import LIPSCHITZ, LOSS_KIND
+
+
+@dataclass(slots=True)
+class FedADMMState(State):
+    alpha: np.ndarray = None            # (m,) client weights alpha_i
+    a: np.ndarray = None                # (m,) alpha_i r_i
+    sig: np.ndarray = None              # (m,) sigma_i
+    sigma: float = 0.0                  # sum_i sigma_i
+    eps: np.ndarray = None              # (m,) inner accuracies eps_i
+    Pi: ClientStore = None              # duals pi_i
+    Z: ClientStore = None               # server copies z_i = sigma_i w_i + pi_i
+    n_grad: int = 0                     # client gradients evaluated
+    gw: np.ndarray = None               # (len(S), dim) alpha_i grad f_i(w), cached per round
+    Wloc: np.ndarray = None             # (len(S), dim) local models w_i after the last local step
 
 
 @dataclass
@@ -43,19 +59,13 @@ class FedADMM(Algorithm):
 
     name = "fedadmm"
     requires = (LIPSCHITZ,)                 # a_i = alpha_i r_i
+    constraints = {"r0": [POSITIVE], "r0_rule": [Options("paper", "code")], "nu": [Interval(Real, 0, 1, "right")],
+                   "eps0": [None, POSITIVE], "kappa_max": [POSITIVE_INT], "inner_check": [Options("code", "paper")],
+                   "pi0": [Options("zero", "neg_grad")]}
+    state_class = FedADMMState
 
     def requirements(self):
         return super().requirements() + ((LOSS_KIND,) if self.r0_rule == "code" else ())
-
-    @classmethod
-    def variants(cls):
-        return {"r0_rule": ("paper", "code"), "inner_check": ("code", "paper"), "pi0": ("zero", "neg_grad")}
-
-    def __post_init__(self):
-        super().__post_init__()
-        if not self.r0 > 0 or not 0 < self.nu <= 1 or int(self.kappa_max) < 1:
-            raise ValueError(f"fedadmm: need r0 > 0, 0 < nu <= 1, kappa_max >= 1 (got {self.r0}, {self.nu}, "
-                             f"{self.kappa_max})")
 
     def effective_r0(self, problem, k0: int) -> float:
         if self.r0_rule == "paper":
@@ -70,31 +80,30 @@ class FedADMM(Algorithm):
         m, n = problem.m, problem.dim
         alpha = np.asarray(problem.weights, dtype=np.float64)
         r = problem.lipschitz()
-        st = State(w=np.zeros(n))
+        st = FedADMMState(w=np.zeros(n))
         st.alpha = alpha
         st.a = alpha * r                                   # alpha_i r_i
         st.sig = self.effective_r0(problem, ctx.k0) * st.a  # sigma_i
         st.sigma = float(st.sig.sum())
         st.eps = np.full(m, float(ctx.k0 ** 2 if self.eps0 is None else self.eps0))
-        st.Pi = np.zeros((m, n))
-        st.n_grad = 0
+        st.Pi = ctx.client_store(m, n)
+        st.Z = ctx.client_store(m, n)                      # z_i = sigma_i w_i + pi_i with w_i = 0
         if self.pi0 == "neg_grad":
-            st.Pi = -alpha[:, None] * problem.client_grads(np.zeros(n))
+            st.Pi[:] = -alpha[:, None] * problem.client_grads(np.zeros(n))
+            st.Z[:] = st.Pi[:]
             st.n_grad += m
-        st.Z = st.Pi.copy()                                # z_i = sigma_i w_i + pi_i with w_i = 0
         st.metrics = {"n_grad_evals": st.n_grad, "r0": self.effective_r0(problem, ctx.k0)}
-        st.k0 = ctx.k0
         return st
 
-    def aggregate(self, state, problem, r):
-        return state.Z.sum(axis=0) / state.sigma            # eq. (4)
+    def aggregate(self, state, problem, ctx, r):
+        return state.Z.sum() / state.sigma                  # eq. (4)
 
-    def begin_round(self, state, problem, clients, r):
+    def begin_round(self, state, problem, ctx, clients, r):
         state.gw = state.alpha[clients, None] * problem.client_grads(state.w, clients)   # g_i^w, cached
         state.n_grad += len(clients)
         state.Wloc = None
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         w, alpha = state.w, state.alpha
         a, sg = state.a[clients, None], state.sig[clients, None]
         pi = state.Pi[clients]
@@ -148,9 +157,9 @@ class FedADMM(Algorithm):
                 break
         return V
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         return state.sig[clients, None] * state.Wloc + state.Pi[clients]   # (8) z_i
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         state.Z[clients] = uploads
         state.metrics["n_grad_evals"] = state.n_grad

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from fedrepro.algorithms._local_gd import LocalGD
+from fedrepro.core.params import NONNEGATIVE, Interval, Options, Real
 
 
 @dataclass
@@ -20,10 +19,10 @@ class Personalized(LocalGD):
     mu: float = 1e-3
 
     grads_per_step = 2
+    constraints = {"alpha": [Interval(Real, 0, 1)], "mu": [NONNEGATIVE]}
 
     def _init_extra(self, state, problem, ctx):
-        state.Vp = np.zeros((problem.m, problem.dim))       # personal models v_i (persist)
-        state.k0 = ctx.k0
+        state.Vp = ctx.client_store(problem.m, problem.dim)   # personal models v_i (persist)
 
     def _gw(self, state, problem, clients, t):
         return (1 - self.alpha) * self._grads(state, problem, state.V, clients, fresh=t > 0)
@@ -40,10 +39,7 @@ class FedAlt(Personalized):
     schedule: str = "interleaved"
 
     name = "fedalt"
-
-    @classmethod
-    def variants(cls):
-        return {**super().variants(), "schedule": ("interleaved", "block")}
+    constraints = {"schedule": [Options("interleaved", "block")]}
 
     def _vstep(self, state, problem, clients):
         Vp = state.Vp[clients]
@@ -59,9 +55,9 @@ class FedAlt(Personalized):
         if self.schedule == "interleaved":
             self._wstep(state, problem, clients, Vp, t)
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         if self.schedule == "block":
             Vp = state.Vp[clients]
-            for t in range(state.k0):
+            for t in range(ctx.k0):
                 self._wstep(state, problem, clients, Vp, t)
         return state.V

@@ -22,11 +22,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedrepro.algorithms.base import Algorithm, State
 from fedrepro.algorithms.ops.elastic_net import ens, soft_threshold
 from fedrepro.core.noise import stdlap, unit_laplace
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, Options
+from fedrepro.core.store import ClientStore
 
 INIT_NOISE = ("stdlap", "laplace", "zero")
+
+
+@dataclass(slots=True)
+class EPMState(State):
+    W: ClientStore = None               # client models w_i
+    Z: ClientStore = None               # stored uploads z_i
+    d: np.ndarray = None                # (m,) client sizes d_i
+    fresh: np.ndarray = None            # ids of the last uploaders
+    G: np.ndarray = None                # (m, n) grad f_i at the current global model
+    gap_norm2: np.ndarray = None        # (len(S),) ||w_i^k - w||^2 before the last local step
+    lam: float = 0.0                    # FedEPM penalty lambda actually used
+    eta: float = 0.0                    # FedEPM penalty eta actually used
 
 
 @dataclass
@@ -54,34 +68,28 @@ class EPMHarness(Algorithm):
     client_loop: str = "vectorized"
 
     name = "epm_harness"
+    constraints = {"init_noise": [Options(*INIT_NOISE)], "init_scale": [NONNEGATIVE],
+                   "client_loop": [Options("vectorized", "sequential")]}
+    state_class = EPMState
     # the objective the paper and code evaluate and stop on: f = sum_i f_i (client weights 1,
     # spec 001 Sec. 4-5); `fedrepro run` builds the user's problem with these weights by default
     objective_weights = "ones"
 
-    @classmethod
-    def variants(cls) -> dict:
-        return {"init_noise": INIT_NOISE, "client_loop": ("vectorized", "sequential")}
-
     # ---- hooks -------------------------------------------------------------------------
     def init(self, problem, ctx) -> State:
         m, n = problem.m, problem.dim
-        st = State(w=np.zeros(n))
-        st.ctx = ctx
-        st.W = np.zeros((m, n))
-        if self.init_noise == "zero":
-            st.Z = np.zeros((m, n))
-        else:                                    # unit draws (or replayed rows), scaled
+        st = EPMState(w=np.zeros(n))
+        st.W = ctx.client_store(m, n)
+        st.Z = ctx.client_store(m, n)
+        if self.init_noise != "zero":            # unit draws (or replayed rows), scaled
             draw = stdlap if self.init_noise == "stdlap" else unit_laplace
-            st.Z = ctx.unit_noise(draw, (m, n), "init", 0) * self.init_scale
+            st.Z[:] = ctx.unit_noise(draw, (m, n), "init", 0) * self.init_scale
         st.d = np.asarray(problem.client_sizes, dtype=float)
         st.fresh = np.arange(m)                  # S^0 = [m]: every z_i^0 counts as fresh
-        st.G = None
-        st.gap_norm2 = None
-        st.extra["algorithm"] = self.name
         return st
 
-    def aggregate(self, state, problem, r):
-        w = self._server(state, problem, r)
+    def aggregate(self, state, problem, ctx, r):
+        w = self._server(state, problem, ctx, r)
         # evaluation block (all m clients, outside local time; spec Sec. 3.0 step 2)
         state.G = problem.client_grads(w)
         losses = problem.client_losses(w)
@@ -90,39 +98,40 @@ class EPMHarness(Algorithm):
         state.metrics["objective_per_client"] = float(losses.mean())
         return w
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         gap = state.W[clients] - state.w
-        if t == state.ctx.k0 - 1:                # the noise uses the gap before the last step
+        if t == ctx.k0 - 1:                      # the noise uses the gap before the last step
             state.gap_norm2 = np.einsum("ij,ij->i", gap, gap)
         if self.client_loop == "vectorized":
-            state.W[clients] = self._update(state, problem, clients, r, t, gap)
+            state.W[clients] = self._update(state, problem, ctx, clients, r, t, gap)
         else:
             for row, i in enumerate(clients):
-                state.W[i] = self._update(state, problem, clients[row:row + 1], r, t, gap[row:row + 1])[0]
+                state.W[i] = self._update(state, problem, ctx, clients[row:row + 1], r, t, gap[row:row + 1])[0]
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         state.upload_info = {
             "grad_l1": np.abs(state.G[clients]).sum(axis=1),
             "gap_norm2": state.gap_norm2,
-            "iteration": (r + 1) * state.ctx.k0,         # k + 1 at the last local step
+            "iteration": (r + 1) * ctx.k0,               # k + 1 at the last local step
             "m": problem.m,
         }
         return state.W[clients].copy()
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         state.Z[clients] = uploads
         state.fresh = np.asarray(clients)
 
     # ---- algorithm-specific ------------------------------------------------------------
-    def _server(self, state, problem, r) -> np.ndarray:
+    def _server(self, state, problem, ctx, r) -> np.ndarray:
         raise NotImplementedError
 
-    def _update(self, state, problem, S, r, t, gap) -> np.ndarray:
+    def _update(self, state, problem, ctx, S, r, t, gap) -> np.ndarray:
         raise NotImplementedError
 
-    def _iteration(self, state, r, t) -> int:
+    @staticmethod
+    def _iteration(ctx, r, t) -> int:
         """Global iteration counter k of local step t in round r."""
-        return r * state.ctx.k0 + t
+        return r * ctx.k0 + t
 
 
 @dataclass
@@ -156,10 +165,9 @@ class FedEPM(EPMHarness):
     ens_sign: str = "corrected"
 
     name = "fedepm"
-
-    @classmethod
-    def variants(cls) -> dict:
-        return {**super().variants(), "mu_scaling": ("over_di", "paper"), "ens_sign": ("corrected", "paper")}
+    constraints = {"mu0": [POSITIVE], "c": [NONNEGATIVE], "alpha": [POSITIVE], "eta": [None, POSITIVE],
+                   "lam": [None, NONNEGATIVE], "mu_scaling": [Options("over_di", "paper")],
+                   "ens_sign": [Options("corrected", "paper")]}
 
     def penalty(self, m: int, rho: float) -> tuple[float, float]:
         """(lam, eta) actually used for m clients and participation rate rho."""
@@ -173,11 +181,11 @@ class FedEPM(EPMHarness):
         st.metrics.update(penalty_lam=st.lam, penalty_eta=st.eta)     # the values used (params say None = auto)
         return st
 
-    def _server(self, state, problem, r):
-        return ens(state.Z, state.lam, state.eta, sign=self.ens_sign)
+    def _server(self, state, problem, ctx, r):
+        return ens(state.Z.to_array(), state.lam, state.eta, sign=self.ens_sign)
 
-    def _update(self, state, problem, S, r, t, gap):
-        k = self._iteration(state, r, t)
+    def _update(self, state, problem, ctx, S, r, t, gap):
+        k = self._iteration(ctx, r, t)
         mu = self.mu0 * (1.0 + self.c * np.einsum("ij,ij->i", gap, gap)) * self.alpha ** (k + 1)
         mud = mu / state.d[S] if self.mu_scaling == "over_di" else mu
         v = soft_threshold(mud[:, None] * gap - state.G[S], state.lam) / (mud + state.eta)[:, None]

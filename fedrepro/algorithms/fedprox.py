@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedrepro.algorithms._local_gd import LocalGD
+from fedrepro.core.params import NONNEGATIVE, POSITIVE_INT
 
 
 @dataclass
@@ -17,6 +18,7 @@ class FedProx(LocalGD):
     inner_steps: int = 1
 
     name = "fedprox"
+    constraints = {"mu_rel": [NONNEGATIVE], "inner_steps": [POSITIVE_INT]}
 
     def _init_extra(self, state, problem, ctx):
         state.mu_p = self.mu_rel * state.r_mean

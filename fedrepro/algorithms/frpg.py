@@ -21,14 +21,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.ops.huber_prox import huber, penalty_grad, project_ball, worker_prox_step
-from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STOCHASTIC
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.ops.huber_prox import huber, penalty_grad, project_ball, worker_prox_step
+from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Options
+from fedrepro.core.store import ClientStore
+from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STOCHASTIC
 
 
 def _rows(clients: np.ndarray, m: int):
     """Row selector: a view (slice) when every worker takes part (rho = 1), else the ids."""
     return slice(None) if len(clients) == m else clients
+
+
+@dataclass(slots=True)
+class FRPGState(State):
+    v0: np.ndarray = None               # server v_0
+    u0: np.ndarray = None               # server u_0
+    V: ClientStore = None               # worker v_n
+    Wmem: list = None                   # T stores: w_n per slot (T = 1: the worker model)
+    Gsum: ClientStore = None            # sum over the frame's slots of the worker's g_n
+    pending: np.ndarray = None          # sum_n g_n received, applied by the next aggregate
+    k: int = 0                          # round index k = r + 1 of the step sizes
 
 
 @dataclass
@@ -54,13 +67,12 @@ class FRPG(Algorithm):
 
     name = "frpg"
     requires = (STOCHASTIC, BYZANTINE, CONSENSUS)
+    constraints = {"lam": [POSITIVE], "mu": [POSITIVE], "L": [None, POSITIVE], "L0_mode": [Options("dataset", "delta")],
+                   "batch": [None, POSITIVE_INT], "clip_g": [Boolean]}
+    state_class = FRPGState
 
     def requirements(self):
         return super().requirements() + ((STEP_CONSTANT,) if self.L is None else ())
-
-    @classmethod
-    def variants(cls):
-        return {"L0_mode": {"dataset", "delta"}}
 
     # slots per communication round (T for LFRPG) and how u_{n,k} picks its w (literal | chain)
     def _slots(self) -> int:
@@ -90,46 +102,43 @@ class FRPG(Algorithm):
             raise ValueError(f"{self.name}: k0={ctx.k0} local steps per round, but the frame has T={T} "
                              f"slots; run with k0={T} (one upload per frame)")
         d, m = problem.dim, problem.m
-        st = State(w=np.zeros(d))
+        st = FRPGState(w=np.zeros(d))
         st.v0 = np.zeros(d)
         st.u0 = np.zeros(d)
-        st.V = np.zeros((m, d))                 # v_n
-        st.Wmem = np.zeros((T, m, d))           # w_n per slot (T = 1: the worker model)
-        st.Gsum = np.zeros((m, d))
-        st.pending = None                       # sum_n g_n received, applied by the next aggregate
-        st.k = 0
-        st.ctx = ctx
+        st.V = ctx.client_store(m, d)
+        st.Wmem = [ctx.client_store(m, d) for _ in range(T)]
+        st.Gsum = ctx.client_store(m, d)
         return st
 
-    def aggregate(self, state, problem, r):
+    def aggregate(self, state, problem, ctx, r):
         if state.pending is not None:           # (6c) / (19c) with round-k parameters
             beta, alpha0, _ = self._steps(problem, state.k)
             state.v0 = (alpha0 * beta * state.v0 - state.pending) / (problem.delta + alpha0 * beta)
             state.pending = None
         return state.w
 
-    def begin_round(self, state, problem, clients, r):
+    def begin_round(self, state, problem, ctx, clients, r):
         state.k = r + 1
         beta, alpha0, alpha = self._steps(problem, state.k)
         state.u0 = (1 - beta) * state.w + beta * state.v0               # (6a)
         state.w = (1 - problem.delta / alpha0) * state.u0               # (6b): u0 - grad f0(u0)/alpha0
         state.Gsum[clients] = 0.0
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         beta, _, alpha = self._steps(problem, state.k)
         delta = problem.delta
         sel = _rows(clients, problem.m)
         prev = state.Wmem[self._memory_slot(t)][sel]
         V = state.V[sel]
         U = (1 - beta) * prev + beta * V                                # (8a) / (21a)
-        idx = problem.sample_minibatch(state.ctx.rng("minibatch", r, t), clients, self.batch)
+        idx = problem.sample_minibatch(ctx.rng("minibatch", r, t), clients, self.batch)
         q = problem.minibatch_grads(U, idx)
         W, G = worker_prox_step(state.w, U, q, alpha, self.lam, self.mu)   # (8b), (7)
         state.V[sel] = V - (delta * (V - U) + q - G) / (delta + alpha * beta)   # (8c)
-        state.Wmem[t, sel] = W
+        state.Wmem[t][sel] = W
         state.Gsum[sel] += G
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         return state.Gsum[clients] / self._slots()
 
     def faulty_upload(self, state, problem, clients, models):
@@ -137,15 +146,15 @@ class FRPG(Algorithm):
         gradient lam grad p(w0 - w_n). models : (S, len(clients), d), S = slots_per_upload."""
         return penalty_grad(state.w, models, self.lam, self.mu).mean(axis=0)
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         G = project_ball(uploads, self.lam) if self.clip_g else uploads
         state.pending = G[problem.senders(clients)].sum(axis=0)
 
-    def worker_models(self, state) -> np.ndarray:
-        """w_n at the end of the last round/frame, (m, d)."""
+    def worker_models(self, state) -> ClientStore:
+        """w_n at the end of the last round/frame (m rows of length d)."""
         return state.Wmem[-1]
 
-    def round_metrics(self, state, problem):
+    def round_metrics(self, state, problem, ctx):
         """loss_F = F(w) of (5) on the reliable workers (true labels, Huber penalty)."""
         rel = problem.reliable
         Wn = self.worker_models(state)[rel]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from fedrepro.algorithms.ops import aggregators
 from fedrepro.algorithms.sgd_mean import RobustAggregationSGD
+from fedrepro.core.params import POSITIVE, POSITIVE_INT, Options
 
 
 @dataclass
@@ -20,10 +21,8 @@ class GeoMed(RobustAggregationSGD):
 
     name = "geomed"
     upload_kind = "model"
-
-    @classmethod
-    def variants(cls):
-        return {"init_rule": {"coord_median", "mean"}}
+    constraints = {"tol": [POSITIVE], "max_iter": [POSITIVE_INT], "eps": [POSITIVE],
+                   "init_rule": [Options("coord_median", "mean")]}
 
     def aggregate_rows(self, V, state):
         z, it = aggregators.geometric_median(V, tol=self.tol, max_iter=self.max_iter, eps=self.eps,

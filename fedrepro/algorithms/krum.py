@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from fedrepro.algorithms.ops import aggregators
 from fedrepro.algorithms.sgd_mean import RobustAggregationSGD
+from fedrepro.core.params import NONNEGATIVE_INT
 
 
 @dataclass
@@ -15,6 +16,7 @@ class Krum(RobustAggregationSGD):
     f: int = 4
 
     name = "krum"
+    constraints = {"f": [NONNEGATIVE_INT]}
     upload_kind = "model"
 
     def aggregate_rows(self, V, state):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedrepro.algorithms.frpg import FRPG
+from fedrepro.core.params import POSITIVE_INT, Options
 
 
 @dataclass
@@ -27,15 +28,7 @@ class LFRPG(FRPG):
     lfrpg_momentum: str = "literal"
 
     name = "lfrpg"
-
-    @classmethod
-    def variants(cls):
-        return {**FRPG.variants(), "lfrpg_momentum": {"literal", "chain"}}
-
-    def __post_init__(self):
-        super().__post_init__()
-        if int(self.T) != self.T or self.T < 1:
-            raise ValueError(f"lfrpg: T={self.T} must be a positive integer")
+    constraints = {"T": [POSITIVE_INT], "lfrpg_momentum": [Options("literal", "chain")]}
 
     def _slots(self) -> int:
         return int(self.T)

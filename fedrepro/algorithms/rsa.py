@@ -18,9 +18,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.ops.huber_prox import huber
-from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STOCHASTIC
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.ops.huber_prox import huber
+from fedrepro.core.params import POSITIVE, POSITIVE_INT, Options
+from fedrepro.core.store import ClientStore
+from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STOCHASTIC
+
+
+@dataclass(slots=True)
+class RSAState(State):
+    X: ClientStore = None               # worker models x_n
+    Z: ClientStore = None               # x_n of the previous iteration (Jacobi uploads)
+    pending: np.ndarray = None          # sum_n sign(x0 - z_n) received, applied by the next aggregate
 
 
 @dataclass
@@ -34,48 +43,45 @@ class RSA(Algorithm):
     name = "rsa"
     slots_per_upload = 1
     requires = (STOCHASTIC, BYZANTINE, CONSENSUS)
-
-    @classmethod
-    def variants(cls):
-        return {"rsa_order": {"jacobi", "gauss_seidel"}}
+    constraints = {"a": [POSITIVE], "lam": [POSITIVE], "rsa_order": [Options("jacobi", "gauss_seidel")],
+                   "mu": [POSITIVE], "batch": [None, POSITIVE_INT]}
+    state_class = RSAState
 
     def init(self, problem, ctx):
         if ctx.k0 != 1:
             raise ValueError(f"rsa: k0={ctx.k0}; RSA communicates every iteration (k0=1)")
-        st = State(w=np.zeros(problem.dim))
-        st.X = np.zeros((problem.m, problem.dim))
-        st.Z = np.zeros((problem.m, problem.dim))
-        st.pending = None
-        st.ctx = ctx
+        st = RSAState(w=np.zeros(problem.dim))
+        st.X = ctx.client_store(problem.m, problem.dim)
+        st.Z = ctx.client_store(problem.m, problem.dim)
         return st
 
-    def aggregate(self, state, problem, r):
+    def aggregate(self, state, problem, ctx, r):
         if state.pending is not None:
             step = self.a / np.sqrt(r)                             # iteration k = r of the stored uploads
             state.w = state.w - step * (problem.delta * state.w + self.lam * state.pending)
             state.pending = None
         return state.w
 
-    def local_step(self, state, problem, clients, r, t):
+    def local_step(self, state, problem, ctx, clients, r, t):
         step = self.a / np.sqrt(r + 1)
         X = state.X[clients]
         state.Z[clients] = X
-        idx = problem.sample_minibatch(state.ctx.rng("minibatch", r, t), clients, self.batch)
+        idx = problem.sample_minibatch(ctx.rng("minibatch", r, t), clients, self.batch)
         q = problem.minibatch_grads(X, idx)
         state.X[clients] = X - step * (q + self.lam * np.sign(X - state.w))
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         return (state.Z if self.rsa_order == "jacobi" else state.X)[clients].copy()
 
     def faulty_upload(self, state, problem, clients, models):
         """A faulty worker's upload is its model itself (z_n = c xi)."""
         return models[0]
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         keep = problem.senders(clients)
         state.pending = np.sign(state.w - uploads[keep]).sum(axis=0)
 
-    def round_metrics(self, state, problem):
+    def round_metrics(self, state, problem, ctx):
         rel = problem.reliable
         Xn = state.X[rel]
         base = problem.reliable_losses(Xn, rel).sum() + problem.server_loss(state.w)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.algorithms.fedepm import EPMHarness
+from fedrepro.core.params import Options
 
 
 @dataclass
@@ -34,26 +35,23 @@ class SFedAvg(EPMHarness):
     aggregate_over: str = "previous"
 
     name = "sfedavg"
+    constraints = {"aggregate_over": [Options("previous", "new")]}
 
-    @classmethod
-    def variants(cls) -> dict:
-        return {**super().variants(), "aggregate_over": ("previous", "new")}
-
-    def _server(self, state, problem, r):
+    def _server(self, state, problem, ctx, r):
         if self.aggregate_over == "new":
-            who = state.ctx.clients(r)                  # the loop's draw for round r
+            who = ctx.clients(r)                        # the loop's draw for round r
         else:
             who = state.fresh
         return state.Z[who].mean(axis=0)
 
-    def _gamma(self, state, S, r, t) -> np.ndarray:
+    def _gamma(self, state, ctx, S, r, t) -> np.ndarray:
         """Step (38) of the clients S at local step t of round r, shape (len(S),)."""
-        k0 = state.ctx.k0
-        tau = math.ceil(self._iteration(state, r, t) / k0)     # paper's floor is a ceiling (7-A15)
+        k0 = ctx.k0
+        tau = math.ceil(self._iteration(ctx, r, t) / k0)     # paper's floor is a ceiling (7-A15)
         return 2.0 * state.d[S] / math.sqrt(2 * k0 + tau)
 
-    def _update(self, state, problem, S, r, t, gap):
-        gamma = self._gamma(state, S, r, t)[:, None]
+    def _update(self, state, problem, ctx, S, r, t, gap):
+        gamma = self._gamma(state, ctx, S, r, t)[:, None]
         if t == 0:
             return state.w - gamma * state.G[S]
         W = state.W[S]

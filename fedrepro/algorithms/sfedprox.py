@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedrepro.algorithms.sfedavg import SFedAvg
+from fedrepro.core.params import NONNEGATIVE, POSITIVE_INT
 
 
 @dataclass
@@ -25,14 +26,10 @@ class SFedProx(SFedAvg):
     ell: int = 3
 
     name = "sfedprox"
+    constraints = {"mu_prox": [NONNEGATIVE], "ell": [POSITIVE_INT]}
 
-    def __post_init__(self):
-        super().__post_init__()
-        if int(self.ell) != self.ell or self.ell < 1:
-            raise ValueError(f"sfedprox: ell={self.ell!r} must be a positive integer")
-
-    def _update(self, state, problem, S, r, t, gap):
-        gamma = self._gamma(state, S, r, t)[:, None]
+    def _update(self, state, problem, ctx, S, r, t, gap):
+        gamma = self._gamma(state, ctx, S, r, t)[:, None]
         v = state.w if t == 0 else state.W[S]
         for j in range(int(self.ell)):
             g = state.G[S] if (t == 0 and j == 0) else problem.client_grads(v, S)

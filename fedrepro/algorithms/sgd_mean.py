@@ -18,9 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.ops import aggregators
-from fedrepro.problems.protocols import BYZANTINE, STOCHASTIC
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.ops import aggregators
+from fedrepro.core.params import POSITIVE, POSITIVE_INT
+from fedrepro.core.store import ClientStore
+from fedrepro.problems.protocols import BYZANTINE, STOCHASTIC
+
+
+@dataclass(slots=True)
+class RobustSGDState(State):
+    Q: ClientStore = None               # the workers' latest minibatch gradients q_n
 
 
 @dataclass
@@ -34,6 +41,8 @@ class RobustAggregationSGD(Algorithm):
     upload_kind = "gradient"
     slots_per_upload = 1
     requires = (STOCHASTIC, BYZANTINE)
+    constraints = {"a": [POSITIVE], "batch": [None, POSITIVE_INT]}
+    state_class = RobustSGDState
 
     def aggregate_rows(self, V: np.ndarray, state) -> np.ndarray:
         """The server's rule over the received rows V (n, d) -> (d,)."""
@@ -42,30 +51,29 @@ class RobustAggregationSGD(Algorithm):
     def init(self, problem, ctx):
         if ctx.k0 != 1:
             raise ValueError(f"{self.name}: k0={ctx.k0}; this baseline takes one local step per round (k0=1)")
-        st = State(w=np.zeros(problem.dim))
-        st.Q = np.zeros((problem.m, problem.dim))
-        st.ctx = ctx
+        st = RobustSGDState(w=np.zeros(problem.dim))
+        st.Q = ctx.client_store(problem.m, problem.dim)
         return st
 
-    def aggregate(self, state, problem, r):
+    def aggregate(self, state, problem, ctx, r):
         return state.w
 
     def _step(self, r):
         return self.a / np.sqrt(r + 1)
 
-    def local_step(self, state, problem, clients, r, t):
-        idx = problem.sample_minibatch(state.ctx.rng("minibatch", r, t), clients, self.batch)
+    def local_step(self, state, problem, ctx, clients, r, t):
+        idx = problem.sample_minibatch(ctx.rng("minibatch", r, t), clients, self.batch)
         W = np.broadcast_to(state.w, (len(clients), problem.dim))
         state.Q[clients] = problem.minibatch_grads(W, idx)
 
-    def upload(self, state, problem, clients, r):
+    def upload(self, state, problem, ctx, clients, r):
         q = state.Q[clients]
         return q.copy() if self.upload_kind == "gradient" else state.w - self._step(r) * q
 
     def faulty_upload(self, state, problem, clients, models):
         return models[0]
 
-    def receive(self, state, problem, clients, uploads, r):
+    def receive(self, state, problem, ctx, clients, uploads, r):
         agg = self.aggregate_rows(uploads[problem.senders(clients)], state)
         state.w = state.w - self._step(r) * agg if self.upload_kind == "gradient" else agg
 

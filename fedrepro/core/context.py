@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.core.rng import stream
+from fedrepro.core.store import ClientStore, make_store
 
 
 @dataclass
@@ -25,6 +26,8 @@ class RunContext:
                         through :meth:`clients`
     replay_noise :      a :class:`fedrepro.sim.replay.NoiseCursor` when the run replays recorded
                         unit-scale noise (see :meth:`unit_noise`), else None
+    algorithm : str     name of the algorithm being run (for messages of mechanisms and attacks)
+    store :             how per-client state is held: ``"dense"`` or ``"lazy"`` (:mod:`fedrepro.core.store`)
     """
 
     k0: int = 1
@@ -33,9 +36,15 @@ class RunContext:
     max_rounds: int = 100
     replay_noise: object = None
     sampler: object = None
+    algorithm: str = ""
+    store: str = "dense"
 
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         return stream(self.seed, purpose, *keys)
+
+    def client_store(self, m: int, dim: int, fill=0.0) -> ClientStore:
+        """A per-client store of m rows of length dim, every row initially ``fill``, of the run's kind."""
+        return make_store(self.store, m, dim, fill=fill)
 
     def clients(self, r: int) -> np.ndarray:
         """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.core.sampling`)."""

@@ -22,7 +22,7 @@ from fedrepro.sim.result import RunResult
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
              max_rounds: int = 100, seed: int = 0, eval_every: int = 1, stop=None,
              mechanism=None, attack=None, time_limit: float | None = None,
-             progress=None, replay=None, sampler=None) -> RunResult:
+             progress=None, replay=None, sampler=None, store: str = "dense") -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -47,6 +47,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.core.sampling`); default
         ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
+    store : how algorithms hold per-client state: ``"dense"`` (in-memory float64 arrays) or
+        ``"lazy"`` (rows created when first written, float32; :mod:`fedrepro.core.store`).
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
@@ -64,7 +66,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         sampler = replay.clients
     ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
                      replay_noise=replay.noise_cursor() if replay is not None else None,
-                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)))
+                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)),
+                     algorithm=algorithm.name, store=store)
     if attack is not None:
         attack.prepare(problem, ctx)
     if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
@@ -76,13 +79,13 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     trace: list[dict] = []
     status, reason, r = "max_rounds", "max_rounds", 0
     for r in range(max_rounds + 1):
-        w = algorithm.aggregate(state, problem, r)
+        w = algorithm.aggregate(state, problem, ctx, r)
         state.w = w
         if r % eval_every == 0 or r == max_rounds:
             record = {"round": r, "iteration": r * ctx.k0}
             with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
                 record.update(problem.evaluate(w))
-            record.update(algorithm.round_metrics(state, problem))
+            record.update(algorithm.round_metrics(state, problem, ctx))
             record.update(state.metrics)
             record["wall_time"] = time.perf_counter() - t_start
             record["cpu_time"] = time.process_time() - cpu_start
@@ -105,17 +108,14 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
             break
         clients = ctx.clients(r)
         t0, c0 = time.perf_counter(), time.process_time()
-        algorithm.begin_round(state, problem, clients, r)
-        for t in range(ctx.k0):
-            algorithm.local_step(state, problem, clients, r, t)
-        uploads = algorithm.upload(state, problem, clients, r)
+        uploads = algorithm.client_update(state, problem, ctx, clients, r)
         local_time += time.perf_counter() - t0
         local_cpu_time += time.process_time() - c0
         if mechanism is not None:
             uploads = mechanism(uploads, clients, r, state, ctx)
         if attack is not None:
             uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
-        algorithm.receive(state, problem, clients, uploads, r)
+        algorithm.receive(state, problem, ctx, clients, uploads, r)
     rounds = trace[-1]["round"] if trace else 0
     info = {}
     if ctx.replay_noise is not None:

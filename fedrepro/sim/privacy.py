@@ -62,8 +62,10 @@ class LaplaceEPM:
     name = "laplace_epm"
 
     def prepare(self, problem, ctx) -> None:
-        """Remember the problem (for algorithms that do not fill ``state.upload_info``)."""
+        """Start a run: remember the problem (for algorithms that do not fill ``state.upload_info``)
+        and reset the per-client SNR record."""
         self._problem = problem
+        self._snr_clients = None
 
     def _fill_missing(self, info: dict, uploads: np.ndarray, clients: np.ndarray, state) -> dict:
         problem = getattr(self, "_problem", None)
@@ -111,7 +113,7 @@ class LaplaceEPM:
         info = state.upload_info
         if "grad_l1" not in info or "gap_norm2" not in info:
             info = self._fill_missing(info, uploads, np.asarray(clients), state)
-        nu = self.scales(info, len(clients), r, ctx.k0, who=state.extra.get("algorithm", "the algorithm"))
+        nu = self.scales(info, len(clients), r, ctx.k0, who=ctx.algorithm or "the algorithm")
         xi = ctx.unit_noise(lambda rng, shape: draw_noise(rng, shape, self.generator), uploads.shape, "noise", r)
         noise = nu[:, None] * xi
         with np.errstate(divide="ignore"):
@@ -119,9 +121,9 @@ class LaplaceEPM:
         state.metrics["snr"] = float(snr.min()) if snr.size else float("nan")
         m = info.get("m")
         if m is not None:
-            latest = state.extra.get("snr_clients")
-            if latest is None:
-                latest = state.extra["snr_clients"] = np.zeros(int(m))   # code: snr initialised to 0
+            latest = getattr(self, "_snr_clients", None)
+            if latest is None or len(latest) != int(m):
+                latest = self._snr_clients = np.zeros(int(m))   # code: snr initialised to 0
             latest[np.asarray(clients)] = snr
             state.metrics["snr_code"] = float(latest.min())
         return uploads + noise

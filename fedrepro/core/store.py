@@ -1,0 +1,211 @@
+"""Per-client state: one vector per client (client models, duals, stored uploads ...).
+
+Algorithms keep every per-client quantity in a :class:`ClientStore` made by
+:meth:`fedrepro.core.context.RunContext.client_store`, never in a raw (m, dim) array, so the run
+decides how it is held:
+
+* ``"dense"`` (default): one in-memory (m, dim) array -- what the convex problems use;
+* ``"lazy"``: rows exist only once written (unwritten rows read as the fill row), optionally in
+  float32 and backed by a memory-mapped file -- for neural models with many clients, where
+  m x dim float64 would not fit (e.g. 1000 clients x 1.66 M parameters = 13 GB).
+
+Indexing follows numpy: ``store[clients]`` is a (len(clients), dim) array (a view for a slice of
+a dense store, a copy otherwise), ``store[clients] = rows`` writes. Reductions over all clients
+(:meth:`sum`, :meth:`weighted_sum`, :meth:`to_array`) are methods, so a lazy store can stream them.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+STORE_KINDS = ("dense", "lazy")
+
+
+class ClientStore:
+    """Interface: m rows of length dim, row i belonging to client i."""
+
+    m: int
+    dim: int
+    dtype: np.dtype
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.m, self.dim)
+
+    def __len__(self) -> int:
+        return self.m
+
+    def __getitem__(self, clients) -> np.ndarray:
+        raise NotImplementedError
+
+    def __setitem__(self, clients, rows) -> None:
+        raise NotImplementedError
+
+    def sum(self) -> np.ndarray:
+        """sum_i x_i, shape (dim,)."""
+        raise NotImplementedError
+
+    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
+        """sum_i weights_i x_i, shape (dim,)."""
+        raise NotImplementedError
+
+    def to_array(self) -> np.ndarray:
+        """All rows as one (m, dim) array."""
+        raise NotImplementedError
+
+    @property
+    def nbytes(self) -> int:
+        raise NotImplementedError
+
+
+class DenseStore(ClientStore):
+    """All rows in one (m, dim) array (``to_array`` returns it, not a copy)."""
+
+    def __init__(self, m: int, dim: int, dtype=np.float64, fill: float | np.ndarray = 0.0):
+        self.m, self.dim, self.dtype = int(m), int(dim), np.dtype(dtype)
+        self._a = np.zeros((self.m, self.dim), dtype=self.dtype)
+        if np.any(fill != 0):
+            self._a[:] = fill
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> "DenseStore":
+        """A store holding ``array`` (m, dim) itself (no copy)."""
+        store = cls.__new__(cls)
+        store._a = array
+        store.m, store.dim = array.shape
+        store.dtype = array.dtype
+        return store
+
+    def __getitem__(self, clients):
+        return self._a[clients]
+
+    def __setitem__(self, clients, rows):
+        self._a[clients] = rows
+
+    def sum(self):
+        return self._a.sum(axis=0)
+
+    def weighted_sum(self, weights):
+        return weights @ self._a
+
+    def to_array(self):
+        return self._a
+
+    @property
+    def nbytes(self):
+        return self._a.nbytes
+
+
+class LazyStore(ClientStore):
+    """Rows allocated when first written; an unwritten row reads as ``fill`` (a scalar or a
+    (dim,) row, e.g. the initial model). ``path``: back the written rows by a memory-mapped file
+    (created in a temporary directory when ``path="temp"``) instead of RAM.
+
+    Memory: ``nbytes`` counts the written rows (``written * dim * itemsize``).
+    """
+
+    def __init__(self, m: int, dim: int, dtype=np.float32, fill: float | np.ndarray = 0.0,
+                 path: str | Path | None = None):
+        self.m, self.dim, self.dtype = int(m), int(dim), np.dtype(dtype)
+        fill = np.asarray(fill, dtype=self.dtype)
+        if fill.shape not in ((), (self.dim,)):
+            raise ValueError(f"LazyStore: fill must be a scalar or a ({self.dim},) row, got shape {fill.shape}")
+        self._fill = np.broadcast_to(fill, (self.dim,))
+        self._slot = np.full(self.m, -1, dtype=np.int64)      # client -> row of _rows, -1 unwritten
+        self._count = 0
+        self._tmp = None
+        if path == "temp":
+            self._tmp = tempfile.TemporaryDirectory(prefix="fedrepro-store-")
+            path = Path(self._tmp.name) / "rows.f"
+        self._path = None if path is None else Path(path)
+        self._rows = self._allocate(min(self.m, 8))
+
+    def _allocate(self, n_rows: int) -> np.ndarray:
+        if self._path is None:
+            return np.empty((n_rows, self.dim), dtype=self.dtype)
+        return np.lib.format.open_memmap(self._path, mode="w+", dtype=self.dtype, shape=(n_rows, self.dim))
+
+    def _grow(self, need: int) -> None:
+        if need <= len(self._rows):
+            return
+        n_rows = min(self.m, max(need, 2 * len(self._rows)))
+        if self._path is None:
+            rows = self._allocate(n_rows)
+            rows[:self._count] = self._rows[:self._count]
+        else:                                              # re-open the file larger, keep the rows
+            old = np.asarray(self._rows[:self._count]).copy()
+            del self._rows
+            rows = self._allocate(n_rows)
+            rows[:self._count] = old
+        self._rows = rows
+
+    def _ids(self, clients) -> np.ndarray:
+        return np.arange(self.m)[clients] if isinstance(clients, slice) else np.atleast_1d(np.asarray(clients))
+
+    def __getitem__(self, clients):
+        ids = self._ids(clients)
+        out = np.empty((len(ids), self.dim), dtype=self.dtype)
+        slots = self._slot[ids]
+        have = slots >= 0
+        out[have] = self._rows[slots[have]]
+        out[~have] = self._fill
+        if np.isscalar(clients) or (isinstance(clients, np.ndarray) and clients.ndim == 0):
+            return out[0]
+        return out
+
+    def __setitem__(self, clients, rows):
+        ids = self._ids(clients)
+        new = np.unique(ids[self._slot[ids] < 0])
+        if len(new):
+            self._grow(self._count + len(new))
+            self._slot[new] = np.arange(self._count, self._count + len(new))
+            self._count += len(new)
+        self._rows[self._slot[ids]] = np.broadcast_to(np.asarray(rows, dtype=self.dtype), (len(ids), self.dim))
+
+    def _chunks(self, rows: int = 256):
+        for a in range(0, self.m, rows):
+            yield a, self[slice(a, min(a + rows, self.m))]
+
+    def sum(self):
+        out = np.zeros(self.dim, dtype=np.float64)
+        for _, block in self._chunks():
+            out += block.sum(axis=0, dtype=np.float64)
+        return out
+
+    def weighted_sum(self, weights):
+        weights = np.asarray(weights, dtype=np.float64)
+        out = np.zeros(self.dim, dtype=np.float64)
+        for a, block in self._chunks():
+            out += weights[a:a + len(block)] @ block
+        return out
+
+    def to_array(self):
+        return self[slice(None)]
+
+    @property
+    def written(self) -> int:
+        """Clients whose row has been written."""
+        return self._count
+
+    @property
+    def nbytes(self):
+        return self._count * self.dim * self.dtype.itemsize
+
+
+def make_store(kind: str, m: int, dim: int, *, dtype=None, fill=0.0, path=None) -> ClientStore:
+    """A store of the named kind (:data:`STORE_KINDS`); dense defaults to float64, lazy to float32."""
+    if kind == "dense":
+        return DenseStore(m, dim, dtype=np.float64 if dtype is None else dtype, fill=fill)
+    if kind == "lazy":
+        return LazyStore(m, dim, dtype=np.float32 if dtype is None else dtype, fill=fill, path=path)
+    raise ValueError(f"client state store {kind!r} is not allowed; choose one of {list(STORE_KINDS)}")
+
+
+def store_bytes(kind: str, m: int, dim: int, rows_written: int | None = None, dtype=None) -> int:
+    """Memory estimate of one store: dense m*dim*itemsize; lazy rows_written*dim*itemsize
+    (default: all m rows, the bound after every client has taken part)."""
+    itemsize = np.dtype((np.float64 if kind == "dense" else np.float32) if dtype is None else dtype).itemsize
+    rows = m if kind == "dense" or rows_written is None else min(int(rows_written), m)
+    return rows * int(dim) * itemsize
