@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from fedrepro.core.context import RUN_DEFAULTS
+
 
 def _kv(pairs, what: str) -> dict:
     out = {}
@@ -92,6 +94,7 @@ def cli_cell(args, options: dict, default_weights) -> dict:
     return {"paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": args.algorithm,
             "params": _kv(args.param, "--param"), "seed": args.seed, "instance": 0, "k0": args.k0,
             "rho": args.rho, "max_rounds": args.rounds, "eval_every": args.eval_every,
+            **({"metrics": args.metrics.split(",")} if args.metrics else {}),
             "stop": {"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
             "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
             "attack": block(args.attack, args.attack_param, "--attack-param"),
@@ -172,10 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--problem-param", action="append", metavar="KEY=VALUE",
                      help="e.g. lam=0.001; weights default to 1/m, or to 1 (f = sum_i f_i) for fedepm, "
                           "sfedavg and sfedprox as in their paper")
-    run.add_argument("--k0", type=int, default=1, help="local iterations per round")
-    run.add_argument("--rho", type=float, default=1.0, help="participation rate")
-    run.add_argument("--rounds", type=int, default=100, help="round cap")
-    run.add_argument("--eval-every", type=int, default=1)
+    run.add_argument("--k0", type=int, default=RUN_DEFAULTS["k0"], help="local iterations per round")
+    run.add_argument("--rho", type=float, default=RUN_DEFAULTS["rho"], help="participation rate, in (0, 1]")
+    run.add_argument("--rounds", type=int, default=RUN_DEFAULTS["max_rounds"], help="round cap")
+    run.add_argument("--eval-every", type=int, default=RUN_DEFAULTS["eval_every"])
+    run.add_argument("--metrics", help="comma-separated metrics to evaluate (default: all the problem has)")
     run.add_argument("--stop", default="none", help="stop rule (see `fedrepro list`)")
     run.add_argument("--stop-param", action="append", metavar="KEY=VALUE")
     run.add_argument("--mechanism", help="privacy mechanism applied to uploads")

@@ -8,8 +8,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedrepro.core.params import (NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, Interval, Options, Real,
+                                  validate_params)
 from fedrepro.core.rng import stream
-from fedrepro.core.store import ClientStore, make_store
+from fedrepro.core.store import STORE_KINDS, ClientStore, make_store
+
+# Run settings, defined once: the loop's keyword defaults, the experiments' cell defaults and the CLI's.
+RUN_DEFAULTS = {"k0": 1, "rho": 1.0, "max_rounds": 100, "eval_every": 1, "time_limit": None}
+# Settings a cell carries only when given (so existing cells keep their ids).
+RUN_OPTIONAL = {"metrics": None, "store": "dense"}
+RUN_CONSTRAINTS = {
+    "k0": [POSITIVE_INT],                           # local iterations per round
+    "rho": [Interval(Real, 0, 1, closed="right")],  # participation rate
+    "max_rounds": [NONNEGATIVE_INT],
+    "eval_every": [POSITIVE_INT],
+    "time_limit": [None, POSITIVE],                 # wall seconds
+    "metrics": [None, Anything("a list of the problem's metric names")],
+    "store": [Options(*STORE_KINDS)],
+    "seed": [NONNEGATIVE_INT],
+}
+
+
+def check_run_settings(**settings) -> None:
+    """Validate run settings (:data:`RUN_CONSTRAINTS`); a ValueError names the key and what is allowed."""
+    validate_params("run", settings, RUN_CONSTRAINTS)
 
 
 @dataclass
@@ -30,14 +52,14 @@ class RunContext:
     store :             how per-client state is held: ``"dense"`` or ``"lazy"`` (:mod:`fedrepro.core.store`)
     """
 
-    k0: int = 1
-    rho: float = 1.0
+    k0: int = RUN_DEFAULTS["k0"]
+    rho: float = RUN_DEFAULTS["rho"]
     seed: int = 0
-    max_rounds: int = 100
+    max_rounds: int = RUN_DEFAULTS["max_rounds"]
     replay_noise: object = None
     sampler: object = None
     algorithm: str = ""
-    store: str = "dense"
+    store: str = RUN_OPTIONAL["store"]
 
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         return stream(self.seed, purpose, *keys)

@@ -32,7 +32,9 @@ from pathlib import Path
 
 import yaml
 
-RUN_KEYS = ("k0", "rho", "max_rounds", "eval_every", "time_limit")
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL
+
+RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
 SPEC_PREFIXES = ("problem", "mechanism", "attack")
 PAPERS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
 USER_PAPER = "custom"
@@ -158,9 +160,8 @@ def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed
                     "mechanism": copy.deepcopy(block.get("mechanism")),
                     "attack": copy.deepcopy(block.get("attack")),
                     "stop": copy.deepcopy((block.get("stop_by_algorithm") or {}).get(alg_name, block.get("stop"))),
-                    "k0": block.get("k0", 1), "rho": block.get("rho", 1.0),
-                    "max_rounds": block.get("max_rounds", 100), "eval_every": block.get("eval_every", 1),
-                    "time_limit": block.get("time_limit"),
+                    **{key: block.get(key, default) for key, default in RUN_DEFAULTS.items()},
+                    **{key: copy.deepcopy(block[key]) for key in RUN_OPTIONAL if key in block},
                     "datasets": list(block.get("datasets", []) or []),
                     "instance": seed, "seed": int(base_seed) + int(seed),
                 }

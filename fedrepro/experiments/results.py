@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro import __version__
+from fedrepro.core.context import RUN_DEFAULTS
 
 IDENTIFIERS = ["paper", "experiment", "cell", "algorithm", "instance", "seed"]
 RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_cpu_time", "run_local_time",
@@ -59,7 +60,7 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "paper": cell.get("paper", "custom"), "experiment": cell.get("experiment", "cli"),
         "cell": cell.get("cell", ""), "algorithm": cell["algorithm"],
         "instance": int(cell.get("instance", 0)), "seed": int(cell.get("seed", 0)),
-        "k0": int(cell.get("k0", 1)), "rho": float(cell.get("rho", 1.0)),
+        "k0": int(cell.get("k0", RUN_DEFAULTS["k0"])), "rho": float(cell.get("rho", RUN_DEFAULTS["rho"])),
         "m": int(facts.get("m", 0)), "dim": int(facts.get("dim", 0)), "n_samples": int(facts.get("n_samples", 0)),
         "params": json.dumps(params, sort_keys=True, default=str),
         "problem": json.dumps(cell.get("problem", {}), sort_keys=True, default=str),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fedrepro.algorithms import make_algorithm
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
@@ -22,15 +23,17 @@ from fedrepro.sim.stopping import build_stop
 
 
 def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
-    """A ``progress`` callback printing round, objective and elapsed time at most every
-    ``every_seconds`` (rule logs show how far a long run is)."""
+    """A ``progress`` callback printing round, objective (or the first evaluated metric) and elapsed
+    time at most every ``every_seconds`` (rule logs show how far a long run is)."""
     last = [-float("inf")]
 
     def report(record):
         now = time.perf_counter()
         if now - last[0] >= every_seconds or record["round"] == 0:
             last[0] = now
-            print(f"round {record['round']:6d}  objective {record['objective']:.6g}  "
+            metric = "objective" if "objective" in record else \
+                next(k for k in record if k not in ("round", "iteration"))
+            print(f"round {record['round']:6d}  {metric} {record[metric]:.6g}  "
                   f"elapsed {record['wall_time']:.1f}s", file=stream, flush=True)
     return report
 
@@ -52,20 +55,19 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     """Build the run a cell describes.
 
     ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
-    ``params``, ``seed``, ``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``stop``, ``mechanism``,
-    ``attack``, ``time_limit``. ``problem``: an already built problem (the CLI's npz) used
+    ``params``, ``seed``, ``stop``, ``mechanism``, ``attack`` and the run settings of
+    :data:`fedrepro.core.context.RUN_DEFAULTS` / ``RUN_OPTIONAL`` (``k0``, ``rho``, ``max_rounds``,
+    ``eval_every``, ``time_limit``, ``metrics``, ``store``). ``problem``: an already built problem (the CLI's npz) used
     instead of ``cell['problem']``. ``reference``: final record of the reference run when the
     stop rule is ``target``. ``replay``: a :class:`fedrepro.sim.replay.Replay`.
     """
     if problem is None:
         problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
-    max_rounds = int(cell.get("max_rounds", 100))
     stop = build_stop(cell.get("stop"), problem, reference)
-    kwargs = dict(k0=int(cell.get("k0", 1)), rho=float(cell.get("rho", 1.0)), max_rounds=max_rounds,
-                  seed=int(cell["seed"]), eval_every=int(cell.get("eval_every", 1)), stop=stop,
-                  mechanism=build_mechanism(cell.get("mechanism")), attack=build_attack(cell.get("attack")),
-                  time_limit=cell.get("time_limit"))
+    settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
+    kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
+                  attack=build_attack(cell.get("attack")), **settings)
     if replay is not None:
         kwargs["replay"] = replay                  # simulate checks it against problem and round cap
     return Run(problem, algorithm, kwargs)

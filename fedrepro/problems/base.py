@@ -57,16 +57,43 @@ class FederatedProblem(ABC):
         """grad f(w), shape (dim,). Subclasses may override with a single pass."""
         return self.weights @ self.client_grads(w)
 
-    def evaluate(self, w: np.ndarray) -> dict:
-        """Metrics of the global model: objective, squared gradient norm, plus
-        :meth:`extra_metrics` (e.g. test accuracy)."""
-        g = self.gradient(w)
-        out = {"objective": self.objective(w), "grad_norm2": float(g @ g)}
-        out.update(self.extra_metrics(w))
+    # ---- evaluation of the global model ------------------------------------------------
+    extra_metric_names: tuple = ()      # what extra_metrics returns (instance attribute where it varies)
+
+    def metric_names(self) -> tuple:
+        """Every metric :meth:`evaluate` can compute for this problem."""
+        return ("objective", "grad_norm2", *self.extra_metric_names)
+
+    def check_metrics(self, metrics) -> tuple:
+        """``metrics`` (None: all of :meth:`metric_names`) as a tuple; unknown names are a ValueError
+        naming the problem and what it can evaluate."""
+        names = self.metric_names()
+        if metrics is None:
+            return names
+        metrics = tuple(metrics)
+        unknown = [k for k in metrics if k not in names]
+        if unknown or not metrics:
+            raise ValueError(f"problem {self.name!r} cannot evaluate {unknown or 'nothing'}; "
+                             f"its metrics are {list(names)}")
+        return metrics
+
+    def evaluate(self, w: np.ndarray, metrics=None) -> dict:
+        """Metrics of the global model (``metrics``: names from :meth:`metric_names`, default all):
+        objective, squared gradient norm, plus :meth:`extra_metrics` (e.g. test accuracy). A metric
+        that is not asked for is not computed (a full-data gradient costs as much as a round)."""
+        want = self.check_metrics(metrics)
+        out = {}
+        if "objective" in want:
+            out["objective"] = self.objective(w)
+        if "grad_norm2" in want:
+            g = self.gradient(w)
+            out["grad_norm2"] = float(g @ g)
+        if any(k in want for k in self.extra_metric_names):
+            out.update((k, v) for k, v in self.extra_metrics(w).items() if k in want)
         return out
 
     def extra_metrics(self, w: np.ndarray) -> dict:
-        """Problem-specific metrics of the global model (default none)."""
+        """Problem-specific metrics of the global model (default none), named in ``extra_metric_names``."""
         return {}
 
     def describe(self) -> dict:

@@ -437,12 +437,17 @@ class LinearModelProblem(FederatedProblem):
     def gradient(self, w):
         return self._global(w, keep_clients=False)[1]
 
-    def evaluate(self, w):
-        losses, g, correct = self._global(w)
+    @property
+    def extra_metric_names(self):
+        return ("accuracy",) if self.loss == "logistic" else ()
+
+    def evaluate(self, w, metrics=None):
+        want = self.check_metrics(metrics)
+        losses, g, correct = self._global(w)             # one pass; keeps G for client_grads(w)
         out = {"objective": float(self.weights @ losses), "grad_norm2": float(g @ g)}
         if self.loss == "logistic":
             out["accuracy"] = correct / float(self.client_sizes.sum())
-        return out
+        return {k: v for k, v in out.items() if k in want}
 
     def extra_metrics(self, w):
         if self.loss != "logistic":

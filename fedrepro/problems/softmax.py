@@ -204,11 +204,17 @@ class SoftmaxProblem(FederatedProblem):
     def gradient(self, w):
         return self._consensus(w, True)[1]
 
-    def evaluate(self, w):
+    @property
+    def extra_metric_names(self):
+        return ("loss_server", "w0_norm") + (("accuracy",) if self.X_test is not None else ())
+
+    def evaluate(self, w, metrics=None):
+        want = self.check_metrics(metrics)
         f, g = self._consensus(w, True)              # one pass for loss and gradient
         out = {"objective": f, "grad_norm2": float(g @ g), "loss_server": f}
-        out.update(self.extra_metrics(w))
-        return out
+        if "w0_norm" in want or "accuracy" in want:
+            out.update(self.extra_metrics(w))
+        return {k: v for k, v in out.items() if k in want}
 
     def accuracy(self, w: np.ndarray, X=None, y=None) -> float:
         """Top-1 accuracy (ties -> lowest class index, np.argmax)."""

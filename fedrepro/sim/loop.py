@@ -12,17 +12,19 @@ import time
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, RunContext
-from fedrepro.problems.base import FederatedProblem
+from fedrepro.algorithms.base import Algorithm
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
+from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.result import RunResult
 
 
-def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rho: float = 1.0,
-             max_rounds: int = 100, seed: int = 0, eval_every: int = 1, stop=None,
-             mechanism=None, attack=None, time_limit: float | None = None,
-             progress=None, replay=None, sampler=None, store: str = "dense") -> RunResult:
+def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_DEFAULTS["k0"],
+             rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
+             eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
+             time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
+             store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"]) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -34,6 +36,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     seed : run seed (sampling, noise, attacks, minibatches all derive from it).
     eval_every : evaluate (and test ``stop``) every this many rounds; the first
         and last rounds are always evaluated.
+    metrics : names of the problem's metrics to evaluate (default: all of
+        ``problem.metric_names()``; a neural model may skip the full-data gradient norm). The run
+        ends as ``diverged`` when any evaluated metric or the model is not finite.
     stop : a rule from :mod:`fedrepro.sim.stopping` (or None: run to ``max_rounds``).
     mechanism : callable ``(uploads, clients, r, state, ctx) -> uploads`` applied
         to every upload (privacy noise, compression ...); its optional
@@ -53,11 +58,14 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
     """
+    check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
+                       store=store, metrics=metrics, seed=seed)
     check_pairing(algorithm, problem)
-    if k0 < 1 or int(k0) != k0:
-        raise ValueError(f"k0={k0} must be a positive integer (local iterations per round)")
-    if max_rounds < 0:
-        raise ValueError(f"max_rounds={max_rounds} must be >= 0")
+    metrics = problem.check_metrics(metrics)
+    missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
+    if missing:
+        raise ValueError(f"stop rule {getattr(stop, 'name', type(stop).__name__)!r} reads {missing}, which this "
+                         f"run does not evaluate (metrics={list(metrics)}); add them to metrics")
     if replay is not None:
         replay.check(problem.m, problem.dim, max_rounds)
     if replay is not None and replay.selections is not None:
@@ -84,7 +92,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
         if r % eval_every == 0 or r == max_rounds:
             record = {"round": r, "iteration": r * ctx.k0}
             with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
-                record.update(problem.evaluate(w))
+                evaluated = problem.evaluate(w, metrics)
+            record.update(evaluated)
             record.update(algorithm.round_metrics(state, problem, ctx))
             record.update(state.metrics)
             record["wall_time"] = time.perf_counter() - t_start
@@ -94,7 +103,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = 1, rh
             trace.append(record)
             if progress is not None:
                 progress(record)
-            if not (np.isfinite(record["objective"]) and np.all(np.isfinite(w))):
+            if not (all(np.isfinite(v) for v in evaluated.values()) and np.all(np.isfinite(w))):
                 status = reason = "diverged"
                 break
             fired = stop.check(trace, ctx) if stop is not None else None

@@ -2,7 +2,8 @@
 
 A rule is an object with ``check(trace, ctx) -> str | None`` where ``trace`` is
 the list of per-round records so far (dicts with ``round``, ``objective``,
-``grad_norm2`` ...). Returning a string stops the run with that reason.
+``grad_norm2`` ...). Returning a string stops the run with that reason. ``needs`` names
+the evaluated metrics it reads: a run that does not evaluate them is rejected before it starts.
 The round cap (``max_rounds``) is handled by the loop itself.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ class GradientTolerance:
     scale: float = 1.0
     relative_to_initial: float | None = None
     name: str = "gradient"
+    needs = ("grad_norm2",)             # the evaluated metrics the rule reads
 
     def check(self, trace, ctx=None):
         E = self.scale * trace[-1]["grad_norm2"]
@@ -42,6 +44,7 @@ class ObjectiveTarget:
     target: float
     rel: float = 2e-4
     name: str = "target"
+    needs = ("objective",)
 
     def check(self, trace, ctx=None):
         rec = trace[-1]
@@ -69,6 +72,10 @@ class EPMCodeRules:
     err_key: str = "err"
     name: str = "epm"
 
+    @property
+    def needs(self):
+        return ("objective", "grad_norm2") if self.literal else ("objective",)
+
     def check(self, trace, ctx=None):
         s = len(trace)
         F = np.array([t["objective"] for t in trace[-4:]])
@@ -93,6 +100,10 @@ class AnyOf:
     """Stop when any of ``rules`` fires (the first reason is reported)."""
 
     rules: tuple
+
+    @property
+    def needs(self):
+        return tuple(dict.fromkeys(n for rule in self.rules for n in getattr(rule, "needs", ())))
 
     def check(self, trace, ctx=None):
         for rule in self.rules:
