@@ -106,11 +106,11 @@ def _ok(value, allowed: list) -> bool:
     return any((value is None) if c is None else c.accepts(value) for c in allowed)
 
 
-def validate_params(owner: str, params: dict, constraints: dict, *, ignore=()) -> None:
+def validate_params(owner: str, params: dict, constraints: dict, *, ignore=(), noun: str = "parameter") -> None:
     """Raise ValueError naming ``owner`` for unknown keys and values outside their constraints."""
     unknown = sorted(k for k in params if k not in constraints and k not in ignore)
     if unknown:
-        raise ValueError(f"{owner}: unknown parameter(s) {unknown}; allowed: {sorted(constraints)}")
+        raise ValueError(f"{owner}: unknown {noun}(s) {unknown}; allowed: {sorted(constraints)}")
     for key, value in params.items():
         if key in constraints and not _ok(value, constraints[key]):
             raise ValueError(f"{owner}: {key}={value!r} is not allowed; expected {describe(constraints[key])}")

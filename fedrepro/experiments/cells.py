@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
 SPEC_PREFIXES = ("problem", "mechanism", "attack")
@@ -110,25 +110,37 @@ def _set_dotted(cell: dict, key: str, value) -> None:
 
 def check_cell(cell: dict, _seen: dict | None = None) -> None:
     """Raise :class:`ConfigError` when the cell's algorithm cannot be built with its parameters,
-    its problem is unknown, or the algorithm cannot run on the problem's class (checked from the
-    problem builder's declared class, without loading data)."""
+    its problem block, run settings, mechanism or attack are invalid, or the algorithm cannot run
+    on the problem's class (checked from the problem builder's declared class and spec, without
+    loading data)."""
     from fedrepro.algorithms import make_algorithm
-    from fedrepro.problems import problem_class
+    from fedrepro.problems import problem_class, validate_problem_spec
     from fedrepro.problems.protocols import check_pairing
+    from fedrepro.sim.attacks import build_attack
+    from fedrepro.sim.privacy import build_mechanism
 
-    pname = (cell.get("problem") or {}).get("name")
-    key = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
-    if _seen is not None and key in _seen:
-        return
+    problem = cell.get("problem") or {}
+    pname = problem.get("name")
+    keys = {"pairing": (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname),
+            "problem": json.dumps(problem, sort_keys=True, default=str),
+            "rest": json.dumps([cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack")],
+                               sort_keys=True, default=str)}
+    seen = _seen if _seen is not None else {}
     try:
-        algorithm = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
-        cls = problem_class(pname)
-        if cls is not None:
-            check_pairing(algorithm, cls, problem_name=pname)
+        if ("pairing", keys["pairing"]) not in seen:
+            algorithm = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
+            cls = problem_class(pname)
+            if cls is not None:
+                check_pairing(algorithm, cls, problem_name=pname)
+        if ("problem", keys["problem"]) not in seen:
+            validate_problem_spec(problem)
+        if ("rest", keys["rest"]) not in seen:
+            check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
+            build_mechanism(cell.get("mechanism"))
+            build_attack(cell.get("attack"))
     except (ValueError, TypeError) as err:
         raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
-    if _seen is not None:
-        _seen[key] = True
+    seen.update({(kind, key): True for kind, key in keys.items()})
 
 
 def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed: int = 0) -> list[dict]:

@@ -1,7 +1,8 @@
 """Problems (losses and models). Each module registers builders in ``_BUILDERS``.
 
 A problem builder takes ``(spec: dict, seed: int, data_dir)`` and returns a
-:class:`~fedrepro.problems.base.FederatedProblem`. ``spec`` is the ``problem``
+:class:`~fedrepro.problems.base.FederatedProblem`; it declares the spec keys it accepts with
+:func:`~fedrepro.problems.base.problem_spec` (unknown keys are errors). ``spec`` is the ``problem``
 block of an experiment in ``config.yaml``. The builder's return annotation names the
 problem class it builds: :func:`problem_class` reads it, so what a problem provides
 (:mod:`fedrepro.problems.protocols`) is known before any data is loaded.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import typing
 
-from fedrepro.problems.base import FederatedProblem
+from fedrepro.problems.base import FederatedProblem, check_spec
 
 # name -> "module:function". Adding a problem is one module plus one line here.
 _BUILDERS = {
@@ -44,9 +45,15 @@ def problem_class(name: str) -> type[FederatedProblem] | None:
     return None
 
 
+def validate_problem_spec(spec: dict) -> None:
+    """Check a ``problem`` block (name, keys, values) without building it; a ValueError names the
+    problem, the key, the value and what is allowed."""
+    check_spec(_builder(spec.get("name")), spec)
+
+
 def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
     """Build the problem named ``spec['name']``."""
     return _builder(spec.get("name"))(spec, seed, **kwargs)
 
 
-__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_names"]
+__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_names", "validate_problem_spec"]

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fedrepro.core.params import NONNEGATIVE, POSITIVE_INT, Anything, Options
+from fedrepro.problems.base import problem_spec
 from fedrepro.problems.glm import LinearModelProblem, logreg_from_arrays
 
 REG_SCALING = {"code": "per_sample", "paper": "mean", "per_sample": "per_sample", "mean": "mean"}
@@ -69,13 +71,12 @@ def adult_problem(X: np.ndarray, y: np.ndarray, m: int, seed: int, *, beta: floa
     return logreg_from_arrays(X, y, spec, seed, name=f"adult_logreg(m={int(m)})")
 
 
+@problem_spec(m=[POSITIVE_INT], beta=[NONNEGATIVE], lam=[NONNEGATIVE], reg_scaling=[Options(*REG_SCALING)],
+              normalize=[Options("col_l2", "none")], min_frac=[Anything("a fraction or a preset name")],
+              sampler=[Options("reject", "direct")], dataset=[Options("adult", "adult_mat")])
 def build_adult_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Registry builder. spec keys: m (50), beta (1e-3; alias lam), reg_scaling (code | paper),
     normalize (col_l2 | none), min_frac (0.01), sampler (reject | direct), dataset (adult | adult_mat)."""
-    known = {"name", "m", "beta", "lam", "reg_scaling", "normalize", "min_frac", "sampler", "dataset"}
-    unknown = sorted(set(spec) - known)
-    if unknown:
-        raise ValueError(f"adult_logreg: unknown key(s) {unknown}; allowed: {sorted(known)}")
     if data_dir is None:
         raise ValueError("adult_logreg needs data_dir (the processed-data folder holding adult.npz)")
     X, y = load_adult(data_dir, spec.get("dataset", "adult"))

@@ -15,9 +15,12 @@ a problem provides one by implementing its members.
 """
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 
 import numpy as np
+
+from fedrepro.core.params import validate_params
 
 
 class FederatedProblem(ABC):
@@ -104,3 +107,26 @@ class FederatedProblem(ABC):
     @staticmethod
     def _clients(clients, m):
         return np.arange(m) if clients is None else np.asarray(clients, dtype=np.int64)
+
+
+def problem_spec(**constraints):
+    """Declare the ``problem`` block a builder accepts: every key (besides ``name``) with its
+    constraints (:mod:`fedrepro.core.params`). The decorated builder rejects unknown keys and bad
+    values before it loads or builds anything; :func:`fedrepro.problems.validate_problem_spec`
+    runs the same check when the config is parsed."""
+    def deco(builder):
+        @functools.wraps(builder)
+        def build(spec: dict, seed: int, **kwargs):
+            check_spec(build, spec)
+            return builder(spec, seed, **kwargs)
+        build.spec_constraints = constraints
+        return build
+    return deco
+
+
+def check_spec(builder, spec: dict) -> None:
+    """Validate a problem block against the builder's declared constraints (if it declares them)."""
+    constraints = getattr(builder, "spec_constraints", None)
+    if constraints is not None:
+        validate_params(f"problem {spec.get('name', builder.__name__)!r}",
+                        {k: v for k, v in spec.items() if k != "name"}, constraints, noun="key")

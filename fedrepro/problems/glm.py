@@ -31,7 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from fedrepro.problems.base import FederatedProblem
+from fedrepro.core.params import NONNEGATIVE, POSITIVE_INT, Anything, Options
+from fedrepro.problems.base import FederatedProblem, problem_spec
+
+_WEIGHTS = [None, Anything("client weights, one per client")]
 
 LOSSES = ("squared", "logistic")
 REG_SCALINGS = ("mean", "per_sample")
@@ -545,6 +548,8 @@ def _mixture_rows(rng, types: np.ndarray, width: int, t_df: float = 5.0) -> np.n
     return out
 
 
+@problem_spec(m=[POSITIVE_INT], n=[POSITIVE_INT], d_low=[POSITIVE_INT], d_high=[POSITIVE_INT],
+              generator=[Options("paper", "code")], weights=_WEIGHTS)
 def build_linreg_synthetic(spec: dict, seed: int, **kwargs) -> LinearModelProblem:
     """Zhou & Li Example 5.1 (spec 000 Sec. 4.1): d_i ~ U{50..150}; d samples (a, b) with all
     entries i.i.d. from N(0,1) (ceil(d/3) samples), t(5) (ceil(d/3)) or U[-5,5] (the rest), shuffled
@@ -626,6 +631,10 @@ def logreg_from_arrays(X, y, spec: dict, seed: int, name: str) -> LinearModelPro
                               weights=spec.get("weights"), name=name)
 
 
+@problem_spec(dataset=[Anything("a processed dataset name")], m=[POSITIVE_INT], lam=[NONNEGATIVE],
+              reg_scaling=[Options(*REG_SCALINGS)], normalize=[Options("col_l2", "none")],
+              partition=[Anything("a partition block {method: ..., ...}")], lipschitz_rule=[Options(*LIPSCHITZ_RULES)],
+              split=[None, Options("train", "test")], weights=_WEIGHTS)
 def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Zhou & Li Example 5.2: l2-regularised logistic regression on a processed dataset.
 
@@ -645,6 +654,10 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
     return logreg_from_arrays(X, y, spec, seed, name=f"logreg({spec['dataset']},m={spec.get('m', 100)})")
 
 
+@problem_spec(data=[Anything("path of an npz with X, y, client_ids")], X=[Anything("(N, n) data")],
+              y=[Anything("(N,) targets")], client_ids=[Anything("(N,) client id per row")],
+              loss=[Options(*LOSSES)], lam=[NONNEGATIVE], reg_scaling=[Options(*REG_SCALINGS)], weights=_WEIGHTS,
+              lipschitz_rule=[Options(*LIPSCHITZ_RULES)], label=[Anything("a label")])
 def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Least squares (or logistic, ``loss``) on user data: spec['X'], spec['y'], spec['client_ids'] as
     arrays, or spec['data'] = path of an npz with arrays X, y, client_ids."""

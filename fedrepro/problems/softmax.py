@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedrepro.problems.base import FederatedProblem
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Real
+from fedrepro.problems.base import FederatedProblem, problem_spec
 
 # Lipschitz constants the paper uses in the step sizes (16)/(27) (Sec. V), per dataset.
 PAPER_LIPSCHITZ = {"usps": 156.0, "mnist": 295.0, "fashion_mnist": 524.0}
@@ -243,6 +244,11 @@ class SoftmaxProblem(FederatedProblem):
         return out
 
 
+@problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
+              partition=[Anything("a partition rule name")], partition_params=[Anything("the rule's parameters")],
+              Q=[POSITIVE_INT], delta=[NONNEGATIVE], batch=[POSITIVE_INT], L=[None, POSITIVE], bias=[Boolean],
+              drop_classes=[Anything("a list of classes")], eval_fraction=[Interval(Real, 0, 1, closed="right")],
+              n_classes=[POSITIVE_INT])
 def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -> SoftmaxProblem:
     """Builder for ``problem: {name: softmax, ...}``.
 
@@ -255,11 +261,6 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     """
     from fedrepro.data.partition import partition
 
-    allowed = {"name", "dataset", "partition", "partition_params", "Q", "delta", "batch", "L", "bias",
-               "drop_classes", "eval_fraction", "n_classes"}
-    unknown = sorted(set(spec) - allowed)
-    if unknown:
-        raise ValueError(f"softmax: unknown spec key(s) {unknown}; allowed: {sorted(allowed)}")
     if dataset is None:
         from fedrepro.data.dataset import Dataset
 
