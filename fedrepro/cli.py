@@ -7,8 +7,9 @@
 
 The ``.npz`` holds ``X`` (n_samples, n_features), ``y`` (n_samples,) and ``client``
 (n_samples,) integer client ids 0..m-1 (``client_ids`` is accepted as an alias); for
-``softmax`` optionally ``X_test``/``y_test``. The flags make a cell, and the run is built
-by :func:`fedrepro.experiments.runner.build_run`, the path every workflow cell takes.
+``softmax`` optionally ``X_test``/``y_test`` (:mod:`fedrepro.problems.user_data`). The flags make
+a cell, and the run is built by :func:`fedrepro.experiments.runner.build_run`, the path every
+workflow cell takes (the problem by the registry's ``linreg`` / ``softmax`` builders).
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
 noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README).
 """
@@ -18,7 +19,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from fedrepro.core.context import RUN_DEFAULTS
@@ -34,56 +34,30 @@ def _kv(pairs, what: str) -> dict:
     return out
 
 
-CLIENT_KEY, CLIENT_ALIASES = "client", ("client_ids",)
+NPZ_PROBLEMS = {"linreg": {"name": "linreg", "loss": "squared"}, "logreg": {"name": "linreg", "loss": "logistic"},
+                "softmax": {"name": "softmax"}}
 
 
-def load_npz(path: str | Path):
-    """``(X, y, client, extras)`` of a user npz. The client ids are under ``client`` (n,);
-    ``client_ids`` is accepted as an alias (the name :class:`LinearModelProblem` uses)."""
-    path = Path(path)
-    with np.load(path, allow_pickle=False) as z:
-        keys = [k for k in (CLIENT_KEY, *CLIENT_ALIASES) if k in z.files]
-        missing = [k for k in ("X", "y") if k not in z.files] + ([] if keys else [CLIENT_KEY])
-        if missing:
-            raise SystemExit(f"error: {path} lacks array(s) {missing}; it needs X (n, d), y (n,) and client (n,)")
-        if len(keys) > 1:
-            raise SystemExit(f"error: {path} has both {keys[0]!r} and {keys[1]!r}; keep one array of client ids "
-                             f"(named {CLIENT_KEY!r})")
-        X, y, client = z["X"], z["y"], z[keys[0]].astype(np.int64)
-        extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
-    return X, y, client, extra
+def npz_problem_spec(kind: str, path: str | Path, options: dict, default_weights: str | None = None) -> dict:
+    """The ``problem`` block of ``--problem KIND --data PATH`` (built by the registry's builders,
+    :mod:`fedrepro.problems.user_data`). ``default_weights="ones"``: client weights 1 (f = sum_i f_i)
+    unless ``options`` has ``weights``; None: the problem's default (1/m)."""
+    if kind not in NPZ_PROBLEMS:
+        raise SystemExit(f"error: --problem {kind!r} is not allowed; choose one of {sorted(NPZ_PROBLEMS)}")
+    spec = {**NPZ_PROBLEMS[kind], "data": str(path), **options}
+    if default_weights and "weights" not in options and kind != "softmax":
+        spec["weights"] = default_weights
+    return spec
 
 
 def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights: str | None = None):
-    """Build a problem of ``kind`` (linreg, logreg, softmax) from the user's npz.
+    """The problem of ``--problem KIND --data PATH`` (see :func:`npz_problem_spec`)."""
+    from fedrepro.problems import build_problem
 
-    ``default_weights="ones"``: client weights 1 (f = sum_i f_i) unless ``options`` has
-    ``weights``; None: the problem's default (1/m)."""
-    path = Path(path)
-    if not path.exists():
-        raise SystemExit(f"error: --data {path} does not exist")
-    X, y, client, extra = load_npz(path)
-    if not (len(X) == len(y) == len(client)):
-        raise SystemExit(f"error: X, y and client must have the same length; got {len(X)}, {len(y)}, {len(client)}")
-    ids = np.unique(client)
-    if ids[0] != 0 or ids[-1] != len(ids) - 1:
-        raise SystemExit(f"error: client ids must be 0..m-1 with every client non-empty; got {ids[:10]}...")
-    if kind in ("linreg", "logreg"):
-        from fedrepro.problems.glm import LinearModelProblem
-
-        if kind == "logreg" and not np.isin(y, (0, 1)).all():
-            raise SystemExit("error: logreg needs labels y in {0, 1}")
-        loss = "squared" if kind == "linreg" else "logistic"
-        if default_weights == "ones" and "weights" not in options:
-            options = {**options, "weights": np.ones(len(ids))}
-        return LinearModelProblem(X, y.astype(float), client, loss=loss, name=f"{kind}:{path.name}", **options)
-    if kind == "softmax":
-        from fedrepro.problems.softmax import SoftmaxProblem
-
-        parts = [np.flatnonzero(client == i) for i in ids]
-        return SoftmaxProblem(X, y.astype(np.int64), parts, extra.get("X_test"), extra.get("y_test"),
-                              n_classes=int(options.pop("n_classes", int(y.max()) + 1)), **options)
-    raise SystemExit(f"error: --problem {kind!r} is not allowed; choose linreg, logreg or softmax")
+    try:
+        return build_problem(npz_problem_spec(kind, path, options, default_weights), 0)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}")
 
 
 def cli_cell(args, options: dict, default_weights) -> dict:
@@ -98,8 +72,7 @@ def cli_cell(args, options: dict, default_weights) -> dict:
             "stop": {"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
             "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
             "attack": block(args.attack, args.attack_param, "--attack-param"),
-            "problem": {"name": args.problem, "data": str(args.data), **options,
-                        **({"weights": default_weights} if default_weights else {})}}
+            "problem": npz_problem_spec(args.problem, args.data, options, default_weights)}
 
 
 def cmd_run(args) -> int:
@@ -119,12 +92,12 @@ def cmd_run(args) -> int:
     if "weights" in options:
         default_weights = None
     cell = cli_cell(args, options, default_weights)
-    problem = problem_from_npz(args.problem, args.data, dict(options), default_weights=default_weights)
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
+        run = build_run(cell, data_dir=None, replay=replay)     # the registry builds the npz problem
+        problem = run.problem
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
-        run = build_run(cell, problem=problem, replay=replay)
         check_pairing(run.algorithm, run.problem)   # simulate checks it too; here it is a clean error
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")

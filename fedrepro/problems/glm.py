@@ -654,19 +654,31 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
     return logreg_from_arrays(X, y, spec, seed, name=f"logreg({spec['dataset']},m={spec.get('m', 100)})")
 
 
-@problem_spec(data=[Anything("path of an npz with X, y, client_ids")], X=[Anything("(N, n) data")],
+@problem_spec(data=[Anything("path of an npz with X, y, client")], X=[Anything("(N, n) data")],
               y=[Anything("(N,) targets")], client_ids=[Anything("(N,) client id per row")],
               loss=[Options(*LOSSES)], lam=[NONNEGATIVE], reg_scaling=[Options(*REG_SCALINGS)], weights=_WEIGHTS,
               lipschitz_rule=[Options(*LIPSCHITZ_RULES)], label=[Anything("a label")])
 def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
-    """Least squares (or logistic, ``loss``) on user data: spec['X'], spec['y'], spec['client_ids'] as
-    arrays, or spec['data'] = path of an npz with arrays X, y, client_ids."""
+    """Least squares (or logistic, ``loss``) on user data: ``data`` = path of a client npz
+    (:mod:`fedrepro.problems.user_data`), or the arrays ``X``, ``y``, ``client_ids``. ``weights``:
+    None (1/m), ``"ones"`` (f = sum_i f_i) or one weight per client."""
+    from fedrepro.problems.user_data import load_client_npz
+
     if "data" in spec:
-        with np.load(spec["data"], allow_pickle=False) as z:
-            X, y, ids = z["X"], z["y"], z["client_ids"]
+        X, y, ids, _ = load_client_npz(spec["data"])
+        label = spec.get("label", f"{'linreg' if spec.get('loss', 'squared') == 'squared' else 'logreg'}:"
+                                  f"{Path(spec['data']).name}")
     else:
         X, y, ids = spec["X"], spec["y"], spec["client_ids"]
-    return LinearModelProblem(X, y, ids, loss=spec.get("loss", "squared"), lam=float(spec.get("lam", 0.0)),
-                              reg_scaling=spec.get("reg_scaling", "mean"), weights=spec.get("weights"),
-                              lipschitz_rule=spec.get("lipschitz_rule", "exact"),
-                              name=spec.get("label", "linreg"))
+        label = spec.get("label", "linreg")
+    loss = spec.get("loss", "squared")
+    if loss == "logistic" and not np.isin(y, (0, 1)).all():
+        raise ValueError("a logistic problem needs labels y in {0, 1}")
+    weights = spec.get("weights")
+    if isinstance(weights, str):
+        if weights != "ones":
+            raise ValueError(f"problem weights={weights!r} is not allowed; use 'ones', a list or none (1/m)")
+        weights = np.ones(len(np.unique(ids)) if not isinstance(ids, (list, tuple)) else len(ids))
+    return LinearModelProblem(X, np.asarray(y, dtype=float), ids, loss=loss, lam=float(spec.get("lam", 0.0)),
+                              reg_scaling=spec.get("reg_scaling", "mean"), weights=weights,
+                              lipschitz_rule=spec.get("lipschitz_rule", "exact"), name=label)

@@ -245,6 +245,7 @@ class SoftmaxProblem(FederatedProblem):
 
 
 @problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
+              data=[Anything("path of a client npz (instead of dataset)")],
               partition=[Anything("a partition rule name")], partition_params=[Anything("the rule's parameters")],
               Q=[POSITIVE_INT], delta=[NONNEGATIVE], batch=[POSITIVE_INT], L=[None, POSITIVE], bias=[Boolean],
               drop_classes=[Anything("a list of classes")], eval_fraction=[Interval(Real, 0, 1, closed="right")],
@@ -261,6 +262,16 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     """
     from fedrepro.data.partition import partition
 
+    if "data" in spec:                  # the user's own npz (fedrepro run --problem softmax)
+        from fedrepro.problems.user_data import load_client_npz
+
+        X, y, client, extra = load_client_npz(spec["data"])
+        parts = [np.flatnonzero(client == i) for i in range(int(client.max()) + 1)]
+        return SoftmaxProblem(X, y.astype(np.int64), parts, extra.get("X_test"), extra.get("y_test"),
+                              n_classes=int(spec.get("n_classes", int(y.max()) + 1)),
+                              delta=float(spec.get("delta", 0.003)), batch=int(spec.get("batch", 15)),
+                              L=spec.get("L"), eval_fraction=float(spec.get("eval_fraction", 1.0)), seed=seed,
+                              dataset=Path(spec["data"]).name, bias=bool(spec.get("bias", False)))
     if dataset is None:
         from fedrepro.data.dataset import Dataset
 

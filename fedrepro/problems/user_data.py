@@ -1,0 +1,34 @@
+"""A user's own federated data: one ``.npz`` with ``X`` (n_samples, n_features), ``y`` (n_samples,)
+and ``client`` (n_samples,) integer client ids 0..m-1, every client non-empty (``client_ids`` is
+accepted as an alias); optionally ``X_test`` / ``y_test``. Read by the ``linreg`` and ``softmax``
+builders (``problem: {name: linreg, data: mine.npz}``), which is also the path ``fedrepro run`` takes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+CLIENT_KEY, CLIENT_ALIASES = "client", ("client_ids",)
+
+
+def load_client_npz(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """``(X, y, client, extras)`` of a user npz, checked; a ValueError names the file and the fix."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"data file {path} does not exist")
+    with np.load(path, allow_pickle=False) as z:
+        keys = [k for k in (CLIENT_KEY, *CLIENT_ALIASES) if k in z.files]
+        missing = [k for k in ("X", "y") if k not in z.files] + ([] if keys else [CLIENT_KEY])
+        if missing:
+            raise ValueError(f"{path} lacks array(s) {missing}; it needs X (n, d), y (n,) and client (n,)")
+        if len(keys) > 1:
+            raise ValueError(f"{path} has both {keys[0]!r} and {keys[1]!r}; keep one array of client ids "
+                             f"(named {CLIENT_KEY!r})")
+        X, y, client = z["X"], z["y"], z[keys[0]].astype(np.int64)
+        extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
+    if not (len(X) == len(y) == len(client)):
+        raise ValueError(f"{path}: X, y and client must have the same length; got {len(X)}, {len(y)}, {len(client)}")
+    ids = np.unique(client)
+    if ids[0] != 0 or ids[-1] != len(ids) - 1:
+        raise ValueError(f"{path}: client ids must be 0..m-1 with every client non-empty; got {ids[:10]}...")
+    return X, y, client, extra
