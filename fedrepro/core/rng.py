@@ -21,6 +21,8 @@ PURPOSES = (
     "minibatch",   # stochastic gradients
     "split",       # train/test splits
     "delay",       # asynchronous delays
+    "epochs",      # random local epochs E_i per client
+    "dropout",     # dropout masks of neural models
 )
 
 

@@ -121,13 +121,13 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
 
     problem = cell.get("problem") or {}
     pname = problem.get("name")
-    keys = {"pairing": (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname),
-            "problem": json.dumps(problem, sort_keys=True, default=str),
-            "rest": json.dumps([cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack")],
+    pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
+    keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
+            "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack"))],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
-        if ("pairing", keys["pairing"]) not in seen:
+        if ("pairing", keys["pairing"]) not in seen or ("rest", keys["rest"]) not in seen:
             algorithm = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
             cls = problem_class(pname)
             if cls is not None:
@@ -137,7 +137,9 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
             build_mechanism(cell.get("mechanism"))
-            build_attack(cell.get("attack"))
+            attack = build_attack(cell.get("attack"))
+            if attack is not None and cls is not None:
+                attack.check(algorithm, cls)
     except (ValueError, TypeError) as err:
         raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
     seen.update({(kind, key): True for kind, key in keys.items()})

@@ -65,8 +65,9 @@ CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server ter
                        ("delta", "server_loss", "reliable", "reliable_losses"))
 STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
 LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
+RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen clients", ("flip_labels",))
 
-CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND)
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL)
 
 _MISSING = object()
 
@@ -139,5 +140,5 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
+           "LOSS_KIND", "RELABEL", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
            "check_pairing"]

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedrepro.problems.protocols import RELABEL, provides
+
 
 def _faulty_ids(spec: dict, m: int, default_B: int) -> np.ndarray:
     if "faulty" in spec and spec["faulty"] is not None:
@@ -44,6 +46,23 @@ class _Attack:
     name = "attack"
     default_B = 4
     silent = False
+    problem_requires = ()           # capabilities (fedrepro.problems.protocols) the attack needs
+    algorithm_requires = ()         # methods the algorithm must implement
+
+    def check(self, algorithm, problem) -> None:
+        """Raise ValueError when this attack cannot run with ``algorithm`` on ``problem`` (an
+        instance or a problem class), naming what is missing; called before the run starts."""
+        alg = getattr(algorithm, "name", type(algorithm).__name__)
+        lacking = [m for m in self.algorithm_requires if not callable(getattr(algorithm, m, None))]
+        if lacking:
+            raise ValueError(f"attack {self.name!r} cannot corrupt the uploads of algorithm {alg!r}: it needs "
+                             f"the algorithm to implement {', '.join(lacking)} (what a faulty worker uploads)")
+        cls = problem if isinstance(problem, type) else type(problem)
+        gaps = [str(c) for c in self.problem_requires if not provides(problem, c)]
+        if gaps:
+            pname = getattr(problem, "name", None) if not isinstance(problem, type) else None
+            raise ValueError(f"attack {self.name!r} cannot run on problem {pname or cls.__name__!r}: it needs "
+                             f"{', '.join(gaps)}")
 
     def __init__(self, spec: dict | None = None):
         self.spec = dict(spec or {})
@@ -66,6 +85,7 @@ class LabelFlip(_Attack):
     """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers."""
 
     name = "label_flip"
+    problem_requires = (RELABEL,)
 
     def prepare(self, problem, ctx):
         super().prepare(problem, ctx)
@@ -77,6 +97,7 @@ class Gaussian(_Attack):
     """Gaussian attack (Dong et al. 2019): faulty model c xi, fresh every slot (c = 1e4)."""
 
     name = "gaussian"
+    algorithm_requires = ("faulty_upload",)
 
     def __init__(self, spec=None):
         super().__init__(spec)

@@ -44,7 +44,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         to every upload (privacy noise, compression ...); its optional
         ``prepare(problem, ctx)`` is called once before the run.
     attack : object with ``prepare(problem, ctx)`` and
-        ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``.
+        ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``; its optional
+        ``check(algorithm, problem)`` rejects an unsuitable pairing before the run.
     progress : callable ``(record) -> None`` called after each evaluation.
     replay : a :class:`fedrepro.sim.replay.Replay`: recorded client selections (instead of
         the sampler) and/or unit-scale noise (instead of the ``init``/``noise``
@@ -77,6 +78,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
                      sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)),
                      algorithm=algorithm.name, store=store)
     if attack is not None:
+        if hasattr(attack, "check"):        # optional: what the attack needs of algorithm and problem
+            attack.check(algorithm, problem)
         attack.prepare(problem, ctx)
     if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
         mechanism.prepare(problem, ctx)
