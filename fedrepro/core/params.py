@@ -26,7 +26,8 @@ __all__ = ["Interval", "Options", "Boolean", "Anything", "validate_params", "des
 @dataclass(frozen=True)
 class Interval:
     """A number of ``kind`` (``Integral`` or ``Real``) in [lo, hi] (None: unbounded); ``closed``:
-    ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans are never numbers here."""
+    ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans are never numbers here; a numeric
+    string counts as its number (YAML 1.1, which PyYAML follows, reads ``1.0e4`` as a string)."""
 
     kind: type
     lo: float | None
@@ -34,6 +35,11 @@ class Interval:
     closed: str = "both"
 
     def accepts(self, value) -> bool:
+        if isinstance(value, str):          # YAML 1.1 reads 1.0e4 / 1e-3 as strings; consumers float() them
+            try:
+                value = float(value)
+            except ValueError:
+                return False
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, Real, np.number)):
             return False
         if self.kind is Integral and not (isinstance(value, (Integral, np.integer))

@@ -118,12 +118,14 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     from fedrepro.problems.protocols import check_pairing
     from fedrepro.sim.attacks import build_attack
     from fedrepro.sim.privacy import build_mechanism
+    from fedrepro.sim.stopping import validate_stop_spec
 
     problem = cell.get("problem") or {}
     pname = problem.get("name")
     pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
     keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
-            "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack"))],
+            "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack",
+                                                                 "stop"))],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
@@ -137,6 +139,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
             build_mechanism(cell.get("mechanism"))
+            validate_stop_spec(cell.get("stop"))
             attack = build_attack(cell.get("attack"))
             if attack is not None and cls is not None:
                 attack.check(algorithm, cls)

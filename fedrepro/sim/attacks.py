@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, validate_params
 from fedrepro.problems.protocols import RELABEL, provides
+
+# keys every attack block accepts (besides ``name``)
+_WORKERS = {"faulty": [None, Anything("a list of worker ids")], "B": [None, NONNEGATIVE_INT]}
 
 
 def _faulty_ids(spec: dict, m: int, default_B: int) -> np.ndarray:
@@ -48,6 +52,7 @@ class _Attack:
     silent = False
     problem_requires = ()           # capabilities (fedrepro.problems.protocols) the attack needs
     algorithm_requires = ()         # methods the algorithm must implement
+    constraints = {}                # the attack's own keys (besides name, faulty, B)
 
     def check(self, algorithm, problem) -> None:
         """Raise ValueError when this attack cannot run with ``algorithm`` on ``problem`` (an
@@ -66,6 +71,8 @@ class _Attack:
 
     def __init__(self, spec: dict | None = None):
         self.spec = dict(spec or {})
+        validate_params(f"attack {self.name!r}", {k: v for k, v in self.spec.items() if k != "name"},
+                        {**_WORKERS, **self.constraints}, noun="key")
         self.faulty = None
 
     def prepare(self, problem, ctx):
@@ -86,6 +93,7 @@ class LabelFlip(_Attack):
 
     name = "label_flip"
     problem_requires = (RELABEL,)
+    constraints = {"n_classes": [POSITIVE_INT]}
 
     def prepare(self, problem, ctx):
         super().prepare(problem, ctx)
@@ -98,6 +106,7 @@ class Gaussian(_Attack):
 
     name = "gaussian"
     algorithm_requires = ("faulty_upload",)
+    constraints = {"c": [POSITIVE]}
 
     def __init__(self, spec=None):
         super().__init__(spec)

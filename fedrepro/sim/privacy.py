@@ -40,6 +40,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from fedrepro.core.noise import GENERATORS, draw_noise, stdlap  # noqa: F401  (re-exported)
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, Options, validate_params
 
 __all__ = ["stdlap", "LaplaceEPM", "MECHANISMS", "build_mechanism"]
 
@@ -81,12 +82,11 @@ class LaplaceEPM:
         info.setdefault("m", problem.m)
         return info
 
+    constraints = {"epsilon": [POSITIVE], "generator": [Options(*GENERATORS)], "mu0": [POSITIVE],
+                   "c": [NONNEGATIVE], "alpha": [POSITIVE]}
+
     def __post_init__(self):
-        if self.generator not in GENERATORS:
-            raise ValueError(f"laplace_epm: generator={self.generator!r} is not allowed; "
-                             f"choose one of {list(GENERATORS)}")
-        if not float(self.epsilon) > 0:
-            raise ValueError(f"laplace_epm: epsilon={self.epsilon} must be > 0")
+        validate_params(self.name, {f.name: getattr(self, f.name) for f in fields(self)}, self.constraints)
         self.epsilon = float(self.epsilon)
 
     def scales(self, info: dict, n_clients: int, r: int, k0: int, who: str = "the algorithm") -> np.ndarray:
@@ -130,11 +130,8 @@ class LaplaceEPM:
 
 
 def _build_laplace_epm(spec: dict) -> LaplaceEPM:
-    allowed = {f.name for f in fields(LaplaceEPM)}
     params = {k: v for k, v in (spec or {}).items() if k != "name"}
-    unknown = sorted(set(params) - allowed)
-    if unknown:
-        raise ValueError(f"mechanism laplace_epm has no parameter(s) {unknown}; its parameters are {sorted(allowed)}")
+    validate_params("mechanism laplace_epm", params, LaplaceEPM.constraints)
     return LaplaceEPM(**params)
 
 

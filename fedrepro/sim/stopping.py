@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, Anything, Options, validate_params
+
 
 @dataclass
 class GradientTolerance:
@@ -188,12 +190,32 @@ STOP_RULES = {
 }
 
 
+# the keys each rule's block accepts (besides ``rule``), with their constraints
+STOP_KEYS = {
+    "none": {},
+    "gradient": {"tol": [POSITIVE], "scale": [POSITIVE]},
+    "fedadmm30": {"measure": [Options("code_scaled", "literal", "code_final")], "eps": [POSITIVE],
+                  "final_const": [POSITIVE], "initial_factor": [POSITIVE]},
+    "target": {"reference": [Anything("the reference algorithm's name")], "rel": [NONNEGATIVE]},
+    "epm": {"variant": [Options("code", "paper")], "tol_per_dim": [POSITIVE], "err_key": [Anything("a trace key")]},
+}
+
+
+def validate_stop_spec(spec: dict | None) -> None:
+    """Check a ``stop`` block's rule, keys and values without building it."""
+    if not spec:
+        return
+    rule = spec.get("rule", "none")
+    if rule not in STOP_RULES:
+        raise ValueError(f"stop.rule={rule!r} is not allowed; choose one of {sorted(STOP_RULES)}")
+    validate_params(f"stop rule {rule!r}", {k: v for k, v in spec.items() if k != "rule"}, STOP_KEYS[rule],
+                    noun="key")
+
+
 def build_stop(spec: dict | None, problem, reference: dict | None = None):
     """Build the rule described by ``spec`` (``{'rule': name, ...}``); ``reference`` is the
     final trace record of the reference run for rules that need one (``target``)."""
     if not spec:
         return None
-    rule = spec.get("rule", "none")
-    if rule not in STOP_RULES:
-        raise ValueError(f"stop.rule={rule!r} is not allowed; choose one of {sorted(STOP_RULES)}")
-    return STOP_RULES[rule](spec, problem, reference)
+    validate_stop_spec(spec)
+    return STOP_RULES[spec.get("rule", "none")](spec, problem, reference)
