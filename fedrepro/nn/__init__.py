@@ -40,7 +40,7 @@ Public API (stable)::
 from fedrepro.nn.heads import HEADS, logits_ce, softmax_ce
 from fedrepro.nn.initializers import INIT_RULES
 from fedrepro.nn.layers import (Conv2d, Dense, Dropout, Flatten, Layer, MaxPool2d, ReLU, conv2d, dense,
-                     dropout, flatten, maxpool2d, relu)
+                                dropout, flatten, maxpool2d, relu)
 from fedrepro.nn.metrics import evaluate
 from fedrepro.nn.model import Model, ParamSlot
 from fedrepro.nn.optim import SGD

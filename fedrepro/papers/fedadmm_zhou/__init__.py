@@ -1,0 +1,1 @@
+"""The fedadmm_zhou paper: figures, claims and the analysis they share."""

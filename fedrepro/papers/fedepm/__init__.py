@@ -1,0 +1,1 @@
+"""The fedepm paper: figures, claims and the analysis they share."""

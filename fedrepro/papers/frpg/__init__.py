@@ -1,0 +1,1 @@
+"""The frpg paper: figures, claims and the analysis they share."""
