@@ -20,6 +20,8 @@ capability                 members                                    read by
 ``StepConstantProblem``    ``L``                                      frpg, lfrpg (when ``L`` is
                                                                       not a parameter)
 ``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
+``EpochProblem``           ``init_params``, ``epoch_batches``,        fedavg_sgd (local epochs of
+                           ``batch_loss_grad``                        minibatch SGD)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -65,8 +67,10 @@ CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server ter
                        ("delta", "server_loss", "reliable", "reliable_losses"))
 STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
 LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
+EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
+                    ("init_params", "epoch_batches", "batch_loss_grad"))
 
-CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND)
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, EPOCHS)
 
 _MISSING = object()
 
@@ -139,5 +143,5 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
+           "LOSS_KIND", "EPOCHS", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
            "check_pairing"]
