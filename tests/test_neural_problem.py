@@ -293,3 +293,36 @@ def test_fedavg_mlp1_mnist_reaches_90_percent_in_10_rounds(mirror, tmp_path_fact
     assert max(r["test_accuracy"] for r in a.trace) >= 0.90
     assert np.array_equal(a.w, b.w)
     assert [r["test_accuracy"] for r in a.trace] == [r["test_accuracy"] for r in b.trace]
+
+
+def test_a_config_experiment_on_a_neural_problem_runs_end_to_end(tmp_path):
+    """A custom experiment block -> cells (pairing checked at parse time) -> run_cell -> tidy frame
+    -> summary -> the generic plots; the job's memory request comes from the estimate."""
+    from fedrepro.experiments.cells import ConfigError, expand
+    from fedrepro.experiments.results import summarize
+    from fedrepro.experiments.runner import run_cell
+    from fedrepro.experiments.workflow_plan import cell_memory_mb
+    from fedrepro.figures.generic import plot_rounds, plot_sweep
+
+    fake_images().save(tmp_path / "mnist.npz")
+    block = {"problem": {"name": "neural", "model": "mlp1", "dataset": "mnist", "m": 10,
+                         "partition": {"method": "label_shards", "k": 2}, "train_size": 200},
+             "algorithms": {"fedavg_sgd": {"E": 1, "B": 20, "lr": [0.05, 0.1]}},
+             "datasets": ["mnist"], "rho": 0.3, "max_rounds": 2, "store": "auto", "seeds": 1}
+    cells = expand("custom", "nn", block)
+    assert len(cells) == 2 and cells[0]["datasets"] == ["mnist"] and cells[0]["store"] == "auto"
+    assert 1024 < cell_memory_mb(cells[0]) < 2500
+    frames = [run_cell(c, data_dir=str(tmp_path)) for c in cells]
+    df = frames[0]
+    assert df["round"].tolist() == [0, 1, 2] and "test_accuracy" in df and "objective" not in df
+    import pandas as pd
+
+    both = pd.concat(frames, ignore_index=True)
+    summary = summarize(both)
+    plot_rounds(both, tmp_path / "rounds")
+    plot_sweep(summary, tmp_path / "sweep", metrics=["test_accuracy"])
+    assert any(tmp_path.glob("rounds*")) and any(tmp_path.glob("sweep*"))
+    with pytest.raises(ConfigError, match="LipschitzProblem"):
+        expand("custom", "nn", {**block, "algorithms": {"fedadmm": {}}})
+    with pytest.raises(ConfigError, match="fedavg_sgd"):
+        expand("custom", "nn", {**block, "algorithms": {"fedavg_sgd": {"B": 0}}})

@@ -119,3 +119,12 @@ def test_memory_estimate_and_cell_mem_mb():
     # other problems keep their formula
     cell = {"problem": {"name": "logreg", "m": 100, "n": 50}, "algorithm": "fedadmm"}
     assert cell_memory_mb(cell) == int(min(64000, 1000 + 8 * 6 * 100 * 100 * 150 / 2**20))
+
+
+def test_client_store_dtype_and_kind_from_the_context():
+    from fedrepro.core.context import RunContext
+
+    assert RunContext(store="dense").client_store(3, 4).dtype == np.float64
+    assert RunContext(store="dense").client_store(3, 4, dtype=np.float32).dtype == np.float32
+    s = RunContext(store="memmap").client_store(3, 4, fill=2.0)
+    assert isinstance(s, LazyStore) and s._path is not None and (s[[0, 2]] == 2.0).all()

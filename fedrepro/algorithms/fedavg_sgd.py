@@ -1,4 +1,4 @@
-"""FedAvg of McMahan et al. (AISTATS 2017) with local minibatch SGD (spec 003 §3.3).
+"""FedAvg of McMahan et al. (AISTATS 2017) with local minibatch SGD (spec 003 §3.3; FIDELITY SH-8, SH-11).
 
 Each selected client trains E epochs of minibatch SGD (B) from the global model
 (:mod:`fedrepro.algorithms.local_epochs`) and uploads its model; the server averages them:

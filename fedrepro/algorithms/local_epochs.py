@@ -1,4 +1,4 @@
-"""Local training harness: every selected client runs E_i epochs of minibatch SGD.
+"""Local training harness: every selected client runs E_i epochs of minibatch SGD (FIDELITY SH-8, SH-9).
 
 The shared client side of FedAvg (McMahan et al. 2017) and its relatives on neural problems
 (spec 003 §3: FedSGD, FedProx, SCAFFOLD, FedADMM-Gong). In round r client i of the selected

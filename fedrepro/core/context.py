@@ -66,9 +66,10 @@ class RunContext:
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         return stream(self.seed, purpose, *keys)
 
-    def client_store(self, m: int, dim: int, fill=0.0) -> ClientStore:
-        """A per-client store of m rows of length dim, every row initially ``fill``, of the run's kind."""
-        return make_store(self.store, m, dim, fill=fill)
+    def client_store(self, m: int, dim: int, fill=0.0, dtype=None) -> ClientStore:
+        """A per-client store of m rows of length dim, every row initially ``fill``, of the run's kind
+        (``dtype``: default float64 dense, float32 lazy/memmap; a neural model may ask float32)."""
+        return make_store(self.store, m, dim, fill=fill, dtype=dtype)
 
     def clients(self, r: int) -> np.ndarray:
         """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.core.sampling`)."""
