@@ -53,7 +53,12 @@ def test_memmap_path_growth_and_nbytes(tmp_path):
     s[np.arange(2, 50)] = np.arange(48)[:, None]                  # grows the file, keeps rows
     assert s.written == 50 and s.nbytes == 50 * 5 * 4
     np.testing.assert_array_equal(s[[0, 1, 49, 99]], [[1.0] * 5, [1.0] * 5, [47.0] * 5, [0.0] * 5])
-    assert np.load(path, mmap_mode="r").shape[0] >= 50
+    assert np.load(path, mmap_mode="r").shape == (100, 5)       # all m rows from the start
+    big = LazyStore(200, 100_000, path=tmp_path / "big.npy")      # 80 MB logical: a sparse file
+    big[[3, 7]] = 1.0
+    assert big.nbytes == 2 * 100_000 * 4
+    assert (tmp_path / "big.npy").stat().st_size >= 200 * 100_000 * 4
+    assert (tmp_path / "big.npy").stat().st_blocks * 512 < 8 * 100_000 * 4     # only written pages on disk
     tmp = make_store("memmap", 10, 3)
     assert Path(tmp._path).exists() and tmp.dtype == np.float32
     assert DenseStore(4, 3).nbytes == store_bytes("dense", 4, 3) == 96

@@ -125,7 +125,9 @@ class LazyStore(ClientStore):
             self._tmp = tempfile.TemporaryDirectory(prefix="fedrepro-store-")
             path = Path(self._tmp.name) / "rows.f"
         self._path = None if path is None else Path(path)
-        self._rows = self._allocate(min(self.m, 8))
+        # a file holds all m rows from the start: a sparse file (only written rows take disk), so
+        # the store never grows by copying written rows through memory
+        self._rows = self._allocate(self.m if self._path is not None else min(self.m, 8))
 
     def _allocate(self, n_rows: int) -> np.ndarray:
         if self._path is None:
@@ -133,17 +135,11 @@ class LazyStore(ClientStore):
         return np.lib.format.open_memmap(self._path, mode="w+", dtype=self.dtype, shape=(n_rows, self.dim))
 
     def _grow(self, need: int) -> None:
-        if need <= len(self._rows):
+        if need <= len(self._rows):                        # always so for a file-backed store
             return
         n_rows = min(self.m, max(need, 2 * len(self._rows)))
-        if self._path is None:
-            rows = self._allocate(n_rows)
-            rows[:self._count] = self._rows[:self._count]
-        else:                                              # re-open the file larger, keep the rows
-            old = np.asarray(self._rows[:self._count]).copy()
-            del self._rows
-            rows = self._allocate(n_rows)
-            rows[:self._count] = old
+        rows = self._allocate(n_rows)
+        rows[:self._count] = self._rows[:self._count]
         self._rows = rows
 
     def _ids(self, clients) -> np.ndarray:
