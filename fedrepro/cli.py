@@ -152,6 +152,7 @@ def cli_cell(args, options: dict, default_weights) -> dict:
             "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
             "attack": block(args.attack, args.attack_param, "--attack-param"),
             **({"store": args.store} if args.store else {}),
+            **({"sample_count": args.sample_count} if args.sample_count else {}),
             "problem": {"name": args.problem, **({"data": str(args.data)} if args.data else {}), **options,
                         **({"weights": default_weights} if default_weights else {})}}
 
@@ -243,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "without it use --problem-param dataset=<registry name> (default mnist)")
     run.add_argument("--data-dir", default="data/processed", help="processed datasets (neural without --data)")
     run.add_argument("--store", choices=["dense", "lazy", "memmap", "auto"], help="per-client state store")
+    run.add_argument("--sample-count", choices=["ceil", "floor"],
+                     help="clients per round: ceil(rho m) (default) or max(floor(rho m), 1)")
     run.add_argument("--param", action="append", metavar="KEY=VALUE", help="algorithm parameter (repeatable)")
     run.add_argument("--problem-param", action="append", metavar="KEY=VALUE",
                      help="e.g. lam=0.001; weights default to 1/m, or to 1 (f = sum_i f_i) for fedepm, "

@@ -190,6 +190,20 @@ def test_result_does_not_depend_on_client_order():
     np.testing.assert_array_equal(up[1], alone[0])
 
 
+def test_sample_count_run_setting():
+    p = toy(sizes=(10,) * 15)
+    seen = {}
+    for how in ("ceil", "floor"):
+        alg = make_algorithm("fedavg_sgd", E=1, B=5)
+        orig = alg.client_update
+        alg.client_update = lambda st, pr, ctx, S, r, _o=orig, _h=how: seen.setdefault(_h, []).append(len(S)) or _o(
+            st, pr, ctx, S, r)
+        simulate(p, alg, rho=0.1, max_rounds=2, sample_count=how)
+    assert seen == {"ceil": [2, 2], "floor": [1, 1]}
+    with pytest.raises(ValueError, match="sample_count"):
+        simulate(p, make_algorithm("fedavg_sgd"), rho=0.1, max_rounds=1, sample_count="round")
+
+
 def test_fedavg_aggregation_weights():
     p = toy()
     ctx = ctx_for(p)
@@ -285,7 +299,7 @@ def test_fedavg_mlp1_mnist_reaches_90_percent_in_10_rounds(mirror, tmp_path_fact
         p = build_neural(spec, 0, dataset=ds)
         alg = make_algorithm("fedavg_sgd", lr=0.1, E=5, B=50)
         t, c = time.perf_counter(), time.process_time()
-        res = simulate(p, alg, rho=0.1, max_rounds=10, seed=0, sampler=UniformSampler(100, 0.1, 0, "floor"))
+        res = simulate(p, alg, rho=0.1, max_rounds=10, seed=0, sample_count="floor")
         runs.append(res)
         print(f"fedavg mlp1 mnist 10 rounds: wall {time.perf_counter() - t:.1f}s cpu {time.process_time() - c:.1f}s "
               f"acc {[round(r['test_accuracy'], 4) for r in res.trace]}")

@@ -11,12 +11,13 @@ import numpy as np
 from fedrepro.core.params import (NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, Interval, Options, Real,
                                   validate_params)
 from fedrepro.core.rng import stream
+from fedrepro.core.sampling import COUNTS
 from fedrepro.core.store import DEFAULT_STORE_BUDGET_MB, RUN_STORE_KINDS, ClientStore, make_store
 
 # Run settings, defined once: the loop's keyword defaults, the experiments' cell defaults and the CLI's.
 RUN_DEFAULTS = {"k0": 1, "rho": 1.0, "max_rounds": 100, "eval_every": 1, "time_limit": None}
 # Settings a cell carries only when given (so existing cells keep their ids).
-RUN_OPTIONAL = {"metrics": None, "store": "dense", "store_budget_mb": DEFAULT_STORE_BUDGET_MB}
+RUN_OPTIONAL = {"metrics": None, "store": "dense", "store_budget_mb": DEFAULT_STORE_BUDGET_MB, "sample_count": "ceil"}
 RUN_CONSTRAINTS = {
     "k0": [POSITIVE_INT],                           # local iterations per round
     "rho": [Interval(Real, 0, 1, closed="right")],  # participation rate
@@ -26,6 +27,7 @@ RUN_CONSTRAINTS = {
     "metrics": [None, Anything("a list of the problem's metric names")],
     "store": [Options(*RUN_STORE_KINDS)],           # auto: dense if it fits store_budget_mb, else memmap
     "store_budget_mb": [POSITIVE],
+    "sample_count": [Options(*COUNTS)],             # clients per round: ceil(rho m) | max(floor(rho m), 1)
     "seed": [NONNEGATIVE_INT],
 }
 

@@ -26,14 +26,16 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
              store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
-             store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"]) -> RunResult:
+             store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
+             sample_count: str = RUN_OPTIONAL["sample_count"]) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
     ----------
     k0 : local iterations per round (communication every k0 iterations).
     rho : participation rate; each round the sampler picks the clients (default
-        :class:`fedrepro.core.sampling.UniformSampler`: ceil(rho*m) uniform clients).
+        :class:`fedrepro.core.sampling.UniformSampler`: ceil(rho*m) uniform clients, or
+        max(floor(rho*m), 1) with ``sample_count="floor"``, FedAvg's C-fraction).
     max_rounds : cap on communication rounds (status ``max_rounds`` when hit).
     seed : run seed (sampling, noise, attacks, minibatches all derive from it).
     eval_every : evaluate (and test ``stop``) every this many rounds; the first
@@ -64,7 +66,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     is rejected with a ValueError before anything runs.
     """
     check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
-                       store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb)
+                       store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb,
+                       sample_count=sample_count)
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
@@ -80,7 +83,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     store = resolve_store(store, problem.m, problem.dim, client_vectors(algorithm), store_budget_mb)
     ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
                      replay_noise=replay.noise_cursor() if replay is not None else None,
-                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)),
+                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed), sample_count),
                      algorithm=algorithm.name, store=store)
     if attack is not None:
         attack.prepare(problem, ctx)
