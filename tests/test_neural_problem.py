@@ -340,3 +340,36 @@ def test_a_config_experiment_on_a_neural_problem_runs_end_to_end(tmp_path):
         expand("custom", "nn", {**block, "algorithms": {"fedadmm": {}}})
     with pytest.raises(ConfigError, match="fedavg_sgd"):
         expand("custom", "nn", {**block, "algorithms": {"fedavg_sgd": {"B": 0}}})
+
+
+def test_local_gradient_hook_adds_the_local_objectives_extra_term():
+    """The harness's per-step hook (what FedProx / SCAFFOLD / FedADMM build on): a proximal term
+    rho (w - theta) keeps the local model near the broadcast one, in proportion to 1/rho."""
+    from dataclasses import dataclass
+
+    from fedrepro.algorithms.fedavg_sgd import FedAvgSGD
+    from fedrepro.core.params import NONNEGATIVE
+
+    @dataclass
+    class Prox(FedAvgSGD):
+        rho: float = 0.0
+        name = "prox_probe"
+        constraints = {"rho": [NONNEGATIVE]}
+
+        def local_gradient(self, state, problem, ctx, j, client, w, g):
+            g += np.float32(self.rho) * (w - state.w)
+
+    p = toy()
+    ctx = ctx_for(p)
+    S = np.array([0, 2, 4])
+    drift = {}
+    for rho in (0.0, 1.0, 5.0):
+        alg = Prox(E=3, B=5, lr=0.1, rho=rho)
+        st = alg.init(p, ctx)
+        U = alg.client_update(st, p, ctx, S, 0)
+        drift[rho] = float(np.linalg.norm(U - st.w, axis=1).mean())
+    assert drift[0.0] > drift[1.0] > drift[5.0] > 0
+    plain = make_algorithm("fedavg_sgd", E=3, B=5, lr=0.1)
+    st = plain.init(p, ctx)
+    np.testing.assert_allclose(drift[0.0], float(np.linalg.norm(plain.client_update(st, p, ctx, S, 0) - st.w,
+                                                                  axis=1).mean()), rtol=1e-6)
