@@ -118,6 +118,7 @@ def test_metrics_default_to_test_metrics_only():
     out = p.evaluate(w, p.metric_names())
     assert out["objective"] == pytest.approx(float(p.weights @ p.client_losses(w)), rel=1e-6)
     g = p.gradient(w)
+    np.testing.assert_allclose(g, p.weights @ p.client_grads(w).astype(np.float64), rtol=1e-5, atol=1e-7)
     assert out["grad_norm2"] == pytest.approx(float(g @ g), rel=1e-6)
     acc = np.mean(p.model.predict(w, p.X).argmax(1) == p.y)
     assert out["train_accuracy"] == pytest.approx(acc)

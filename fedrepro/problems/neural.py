@@ -233,7 +233,15 @@ class NeuralProblem(FederatedProblem):
         return out
 
     def gradient(self, w):
-        return (self.weights.astype(self.dtype) @ self.client_grads(w)).astype(np.float64)
+        """sum_i weights_i grad f_i(w), accumulated client by client (never an (m, dim) array)."""
+        w = np.asarray(w, dtype=self.dtype)
+        total = np.zeros(self.dim, dtype=np.float64)
+        g = np.empty(self.dim, dtype=self.dtype)
+        for c in range(self.m):
+            if self.weights[c]:
+                self._client_pass(w, c, True, g)
+                total += self.weights[c] * g
+        return total
 
     # ---- evaluation ---------------------------------------------------------------------
     def metric_names(self) -> tuple:
