@@ -6,7 +6,12 @@ Targets (ratio = numpy median wall time / PyTorch median wall time):
   CNN1 and CNN2 training steps at 2 threads: <= 1.5;
 * one FedAvg round of MLP-1 (100 clients x 600 MNIST images, 10 selected, E = 5,
   B = 50, lr 0.1, logits_ce), 1 thread, a plain loop over the clients in both: <= 0.7;
-* test-set evaluation of CNN1 on 10,000 MNIST images (batch 256), 1 thread: <= 1.2.
+* test-set evaluation of CNN1 on 10,000 MNIST images (batch 256), 1 thread: <= 1.2;
+* ``fedavg_sim``: the same FedAvg round through the package's own path -- ``simulate`` with
+  a ``NeuralProblem`` (100 clients x 600 images, index sets into one array) and
+  ``fedavg_sgd`` (E = 5, B = 50, lr 0.1, 10 of 100 clients) -- against the same PyTorch
+  loop: <= 0.7. One ``simulate(max_rounds=1)`` call: sampling, the round, the server average
+  and two evaluations of ``test_accuracy`` on 1,000 test images (rounds 0 and 1).
 
 Every thread count runs in its own subprocess with OMP/OPENBLAS/MKL_NUM_THREADS set
 (and ``torch.set_num_threads``). Both engines start from the same weights (the flat
@@ -47,10 +52,10 @@ BATCH = 50
 EVAL_BATCH = 256
 # (benchmark, threads) -> target ratio numpy / torch
 TARGETS = {("cnn1_step", 1): 1.2, ("cnn1_step", 2): 1.5, ("cnn2_step", 2): 1.5,
-           ("fedavg_mlp1", 1): 0.7, ("eval_cnn1", 1): 1.2}
-BENCHES = ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1")
+           ("fedavg_mlp1", 1): 0.7, ("eval_cnn1", 1): 1.2, ("fedavg_sim", 1): 0.7}
+BENCHES = ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim")
 # benchmarks run at a thread count only when they have a target there (or --all-threads)
-DEFAULT_PLAN = {1: ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1"), 2: ("cnn1_step", "cnn2_step")}
+DEFAULT_PLAN = {1: ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim"), 2: ("cnn1_step", "cnn2_step")}
 
 
 # ---------------------------------------------------------------- data
@@ -283,6 +288,40 @@ def make_fedavg(data, have_torch, n_clients=100, per_client=600, selected=10, ep
     return np_fn, t_fn, steps * step_flops(model, BATCH, True), sanity
 
 
+def make_fedavg_sim(data, have_torch, n_clients=100, per_client=600, selected=10, epochs=5, lr=0.1):
+    """One FedAvg round through ``simulate``: NeuralProblem (clients = index sets into one
+    array) + ``fedavg_sgd``; the PyTorch side is :func:`make_fedavg`'s loop (same work: 10
+    clients x 60 SGD steps of B = 50 from the global weights, then the mean)."""
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.core.rng import stream
+    from fedrepro.core.sampling import UniformSampler
+    from fedrepro.nn import build_model
+    from fedrepro.problems.neural import NeuralProblem
+    from fedrepro.sim.loop import simulate
+
+    Xtr, ytr, Xte, yte = data[0], data[1], data[2], data[3]
+    order = stream(0, "partition", 3).permutation(len(Xtr))[:n_clients * per_client]
+    parts = np.split(order, n_clients)
+    problem = NeuralProblem(build_model("mlp1", head="logits_ce"), Xtr, ytr, parts, Xte[:1000], yte[:1000])
+    sampler = UniformSampler(n_clients, selected / n_clients, 0, "floor")
+    runs = []
+
+    def np_fn():
+        alg = make_algorithm("fedavg_sgd", lr=lr, E=epochs, B=BATCH, aggregation="unweighted")
+        res = simulate(problem, alg, rho=selected / n_clients, max_rounds=1, seed=0, sampler=sampler,
+                       metrics=["test_accuracy"])
+        runs.append(res)
+        return res.w
+
+    t_fn = make_fedavg(data, have_torch, n_clients, per_client, selected, epochs, lr)[1]
+    np_fn()
+    steps = selected * epochs * (per_client // BATCH)
+    sanity = {"rounds": runs[0].rounds, "round_local_s": runs[0].local_time,
+              "test_accuracy_after_round": runs[0].trace[-1]["test_accuracy"]}
+    model = problem.model
+    return np_fn, t_fn, steps * step_flops(model, BATCH, True), sanity
+
+
 def make_eval(data, have_torch):
     from fedrepro.nn import build_model, evaluate
     from fedrepro.core.rng import stream
@@ -359,6 +398,9 @@ def worker(args) -> dict:
             reps, warm = args.repeats, 2
         elif name == "fedavg_mlp1":
             np_fn, t_fn, flops, sanity = make_fedavg(data, have_torch)
+            reps, warm = max(3, args.repeats // 3), 1
+        elif name == "fedavg_sim":
+            np_fn, t_fn, flops, sanity = make_fedavg_sim(data, have_torch)
             reps, warm = max(3, args.repeats // 3), 1
         else:
             np_fn, t_fn, flops, sanity = make_eval(data, have_torch)

@@ -3,13 +3,20 @@
     fedrepro run --algorithm fedadmm --problem logreg --data mine.npz \\
         --param r0=0.2 --k0 10 --rho 0.5 --rounds 200 --seed 1 --out run.parquet
     fedrepro run ... --replay-selections sel.csv --replay-noise noise.npy
+    fedrepro run --algorithm fedavg_sgd --problem mlp1 --problem-param dataset=mnist \
+        --problem-param m=100 --param E=5 --param B=50 --rho 0.1 --rounds 10 --out run.parquet
     fedrepro list
 
 The ``.npz`` holds ``X`` (n_samples, n_features), ``y`` (n_samples,) and ``client``
 (n_samples,) integer client ids 0..m-1 (``client_ids`` is accepted as an alias); for
-``softmax`` optionally ``X_test``/``y_test`` (:mod:`fedrepro.problems.user_data`). The flags make
-a cell, and the run is built by :func:`fedrepro.experiments.runner.build_run`, the path every
-workflow cell takes (the problem by the registry's ``linreg`` / ``softmax`` builders).
+``softmax`` and neural models optionally ``X_test``/``y_test`` (:mod:`fedrepro.problems.user_data`).
+A neural model (``--problem neural --problem-param model=mlp1``, or the model name itself:
+``--problem mlp1``) runs either on such an npz (X rows of the model's input size) or, without
+``--data``, on a registry image dataset (``--problem-param dataset=mnist``, m, partition ...: the
+spec keys of :func:`fedrepro.problems.neural.build_neural`) read from ``--data-dir`` (processed
+npz) or else from the raw files in the cache / ``FEDREPRO_DATA_MIRROR``. The flags make a cell, and
+the run is built by :func:`fedrepro.experiments.runner.build_run`, the path every workflow cell
+takes (the problem by the registry's ``linreg`` / ``softmax`` / ``neural`` builders).
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
 noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README).
 """
@@ -35,7 +42,7 @@ def _kv(pairs, what: str) -> dict:
 
 
 NPZ_PROBLEMS = {"linreg": {"name": "linreg", "loss": "squared"}, "logreg": {"name": "linreg", "loss": "logistic"},
-                "softmax": {"name": "softmax"}}
+                "softmax": {"name": "softmax"}, "neural": {"name": "neural"}}
 
 
 def npz_problem_spec(kind: str, path: str | Path, options: dict, default_weights: str | None = None) -> dict:
@@ -45,7 +52,7 @@ def npz_problem_spec(kind: str, path: str | Path, options: dict, default_weights
     if kind not in NPZ_PROBLEMS:
         raise SystemExit(f"error: --problem {kind!r} is not allowed; choose one of {sorted(NPZ_PROBLEMS)}")
     spec = {**NPZ_PROBLEMS[kind], "data": str(path), **options}
-    if default_weights and "weights" not in options and kind != "softmax":
+    if default_weights and "weights" not in options and kind in ("linreg", "logreg"):
         spec["weights"] = default_weights
     return spec
 
@@ -57,6 +64,35 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
     try:
         return build_problem(npz_problem_spec(kind, path, options, default_weights), 0)
     except ValueError as err:
+        raise SystemExit(f"error: {err}")
+
+
+def cli_problems() -> list[str]:
+    """What ``--problem`` accepts: linreg, logreg, softmax, neural and every model name."""
+    from fedrepro.nn import MODELS
+
+    return ["linreg", "logreg", "softmax", "neural", *sorted(MODELS)]
+
+
+def neural_from_registry(options: dict, seed: int, data_dir: str | Path):
+    """A neural problem on a registry dataset: the processed npz in ``data_dir``, else the raw
+    files from the cache (data/raw) or the mirror (``FEDREPRO_DATA_MIRROR``)."""
+    import os
+
+    from fedrepro.data import Dataset, fetch, load
+    from fedrepro.data.registry import MIRROR_ENV
+    from fedrepro.problems.neural import build_neural
+
+    spec = {"name": "neural", **options}
+    name = str(spec.get("dataset", "mnist"))
+    path = Path(data_dir) / f"{name}.npz"
+    try:
+        if path.exists():
+            dataset = Dataset.load(path)
+        else:
+            dataset = load(name, fetch(name, "data/raw", os.environ.get(MIRROR_ENV), download=False))
+        return build_neural(spec, seed, dataset=dataset)
+    except (ValueError, FileNotFoundError, OSError) as err:
         raise SystemExit(f"error: {err}")
 
 
@@ -72,7 +108,10 @@ def cli_cell(args, options: dict, default_weights) -> dict:
             "stop": {"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
             "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
             "attack": block(args.attack, args.attack_param, "--attack-param"),
-            "problem": npz_problem_spec(args.problem, args.data, options, default_weights)}
+            **({"store": args.store} if args.store else {}),
+            **({"sample_count": args.sample_count} if args.sample_count else {}),
+            "problem": (npz_problem_spec(args.problem, args.data, options, default_weights) if args.data
+                        else {"name": args.problem, **options})}
 
 
 def cmd_run(args) -> int:
@@ -91,10 +130,23 @@ def cmd_run(args) -> int:
     options = _kv(args.problem_param, "--problem-param")
     if "weights" in options:
         default_weights = None
+    neural = args.problem not in ("linreg", "logreg", "softmax")
+    if neural:
+        if args.problem != "neural":                   # --problem mlp1 = neural with model=mlp1
+            if options.setdefault("model", args.problem) != args.problem:
+                raise SystemExit(f"error: --problem {args.problem} and --problem-param model={options['model']} "
+                                 "disagree; give one of them")
+            args.problem = "neural"
+        default_weights = None                         # neural: weights "uniform" unless given
+    elif args.data is None:
+        raise SystemExit(f"error: --problem {args.problem} needs --data (npz with X, y, client)")
     cell = cli_cell(args, options, default_weights)
+    prebuilt = None                     # a registry dataset read from the cache / mirror (no --data)
+    if neural and args.data is None:
+        prebuilt = neural_from_registry(options, args.seed, args.data_dir)
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
-        run = build_run(cell, data_dir=None, replay=replay)     # the registry builds the npz problem
+        run = build_run(cell, data_dir=None, replay=replay, problem=prebuilt)   # the registry builds the npz problem
         problem = run.problem
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
@@ -109,8 +161,9 @@ def cmd_run(args) -> int:
     replayed = {k: {"file": str(v), "sha256": sha256_file(v)}
                 for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
     write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {})))
+    shown = ", ".join(f"{k}={result.final[k]:.10g}" for k in problem.check_metrics(cell.get("metrics")))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
-          f"objective={result.final['objective']:.10g}, wall={result.wall_time:.2f}s -> {args.out}")
+          f"{shown}, wall={result.wall_time:.2f}s -> {args.out}")
     if "replay_noise_rows" in result.info:
         used, supplied = result.info["replay_noise_rows"]
         print(f"replayed noise: used {used} of the {supplied} rows of {args.replay_noise}")
@@ -128,7 +181,7 @@ def cmd_list(args) -> int:
 
     print("papers:       " + ", ".join(PAPERS) + "  (snakemake -j N <paper>)")
     print("algorithms:   " + ", ".join(algorithm_names()))
-    print("problems:     " + ", ".join(problem_names()) + "  (CLI --problem: linreg, logreg, softmax)")
+    print("problems:     " + ", ".join(problem_names()) + f"  (CLI --problem: {', '.join(cli_problems())})")
     print("datasets:     " + ", ".join(f"{n} [{', '.join(s.variants)}]" for n, s in sorted(DATASETS.items())))
     print("partitioners: " + ", ".join(sorted(partition.PARTITIONERS)))
     print("stop rules:   " + ", ".join(sorted(STOP_RULES)))
@@ -140,10 +193,16 @@ def cmd_list(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedrepro", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one algorithm on your own data (npz with X, y, client)")
+    run = sub.add_parser("run", help="run one algorithm on your own data (npz with X, y, client) or an image dataset")
     run.add_argument("--algorithm", required=True)
-    run.add_argument("--problem", required=True, choices=["linreg", "logreg", "softmax"])
-    run.add_argument("--data", required=True, help="npz with X, y, client (and optionally X_test, y_test)")
+    run.add_argument("--problem", required=True, choices=cli_problems(),
+                     help="linreg, logreg, softmax, or a neural model (neural with model=..., or the model name)")
+    run.add_argument("--data", help="npz with X, y, client (and optionally X_test, y_test); neural models "
+                                    "without it use --problem-param dataset=<registry name> (default mnist)")
+    run.add_argument("--data-dir", default="data/processed", help="processed datasets (neural without --data)")
+    run.add_argument("--store", choices=["dense", "lazy", "memmap", "auto"], help="per-client state store")
+    run.add_argument("--sample-count", choices=["ceil", "floor"],
+                     help="clients per round: ceil(rho m) (default) or max(floor(rho m), 1)")
     run.add_argument("--param", action="append", metavar="KEY=VALUE", help="algorithm parameter (repeatable)")
     run.add_argument("--problem-param", action="append", metavar="KEY=VALUE",
                      help="e.g. lam=0.001; weights default to 1/m, or to 1 (f = sum_i f_i) for fedepm, "

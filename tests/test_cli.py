@@ -159,3 +159,34 @@ def test_cli_unsuitable_pairing_is_a_clean_error(tmp_path, capsys):
         main(["run", "--algorithm", "krum", "--problem", "linreg", "--data", str(data), "--out", str(out)])
     assert "cannot run on problem" in str(exc.value) and "krum" in str(exc.value)
     assert not out.exists()
+
+
+def test_cli_runs_a_neural_model_on_an_npz_and_on_a_registry_dataset(tmp_path, capsys):
+    from fedrepro.data.dataset import Dataset
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((120, 784)), rng.integers(0, 10, 120)
+    data = tmp_path / "img.npz"
+    np.savez(data, X=X, y=y, client=np.repeat(np.arange(4), 30), X_test=X[:20], y_test=y[:20])
+    out = tmp_path / "a.parquet"
+    assert main(["run", "--algorithm", "fedavg_sgd", "--problem", "mlp1", "--data", str(data), "--param", "E=1",
+                 "--param", "B=10", "--rounds", "2", "--out", str(out), "--quiet"]) == 0
+    df = pd.read_parquet(out)
+    assert df["round"].tolist() == [0, 1, 2] and "test_accuracy" in df and (df["m"] == 4).all()
+    assert "test_accuracy=" in capsys.readouterr().out
+    Dataset("mnist", X, y, np.array(["train"] * 100 + ["test"] * 20)).save(tmp_path / "mnist.npz")
+    out2 = tmp_path / "b.parquet"
+    assert main(["run", "--algorithm", "fedavg_sgd", "--problem", "neural", "--problem-param", "model=mlp1",
+                 "--problem-param", "m=5", "--data-dir", str(tmp_path), "--param", "E=1", "--rounds", "1",
+                 "--store", "auto", "--metrics", "objective,test_accuracy", "--out", str(out2), "--quiet"]) == 0
+    df2 = pd.read_parquet(out2)
+    assert (df2["m"] == 5).all() and {"objective", "test_accuracy"} <= set(df2)
+    with pytest.raises(SystemExit, match="disagree"):
+        main(["run", "--algorithm", "fedavg_sgd", "--problem", "mlp1", "--problem-param", "model=cnn1",
+              "--data", str(data), "--out", str(tmp_path / "c.parquet")])
+    with pytest.raises(SystemExit, match="needs --data"):
+        main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--out", str(tmp_path / "c.parquet")])
+    with pytest.raises(SystemExit, match="LipschitzProblem"):
+        main(["run", "--algorithm", "fedadmm", "--problem", "mlp1", "--data", str(data),
+              "--out", str(tmp_path / "c.parquet")])
+    assert not (tmp_path / "c.parquet").exists()

@@ -169,6 +169,7 @@ RUNS = {   # algorithm -> (problem, params, k0)
     "sfedavg": ("linreg", {}, 2), "sfedprox": ("linreg", {}, 2), "frpg": ("softmax", {}, 1),
     "lfrpg": ("softmax", {"T": 2}, 2), "rsa": ("softmax", {}, 1), "krum": ("softmax", {"f": 1}, 1),
     "geomed": ("softmax", {}, 1), "sgd_mean": ("softmax", {}, 1),
+    "fedavg_sgd": ("neural", {"E": 2, "B": 7, "random_epochs": True}, 1),
 }
 
 
@@ -179,7 +180,9 @@ def test_every_registered_algorithm_is_covered():
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_what_an_algorithm_reads_is_declared(name, monkeypatch):
     kind, params, k0 = RUNS[name]
-    problem = Recorder(_softmax() if kind == "softmax" else _linreg_synthetic())
+    from tests.test_neural_problem import toy
+
+    problem = Recorder({"softmax": _softmax, "neural": toy}.get(kind, _linreg_synthetic)())
     monkeypatch.setattr("fedrepro.sim.loop.check_pairing", lambda a, p: None)   # record reads, not the check
     alg = make_algorithm(name, **params)
     simulate(problem, alg, k0=k0, max_rounds=3, seed=2)
@@ -208,6 +211,9 @@ def _build_each(tmp_path):
         "logreg": build_problem({"name": "logreg", "dataset": "toybin", "m": 4}, 0, data_dir=tmp_path),
         "softmax": _softmax(),
         "adult_logreg": build_problem({"name": "adult_logreg", "m": 4}, 0, data_dir=tmp_path),
+        "neural": build_problem({"name": "neural", "m": 4, "dataset": "mnist"}, 0,
+                                dataset=Dataset("mnist", np.random.default_rng(0).random((40, 784)),
+                                                np.arange(40) % 10, np.array(["train", "test"] * 20))),
     }
 
 

@@ -24,6 +24,8 @@ _REGISTRY = {
     "krum": "fedrepro.algorithms.krum:Krum",
     "geomed": "fedrepro.algorithms.geomed:GeoMed",
     "sgd_mean": "fedrepro.algorithms.sgd_mean:SGDMean",
+    # neural models: local epochs of minibatch SGD (McMahan et al. 2017; spec 003)
+    "fedavg_sgd": "fedrepro.algorithms.fedavg_sgd:FedAvgSGD",
 }
 
 

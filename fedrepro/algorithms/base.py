@@ -45,6 +45,16 @@ from fedrepro.core.params import Options, validate_params
 from fedrepro.problems.base import FederatedProblem
 
 
+UNDECLARED_CLIENT_VECTORS = 3
+
+
+def client_vectors(algorithm) -> int:
+    """Per-client (m, dim) stores ``algorithm`` (instance or class) keeps: its declared
+    ``client_vectors``, else :data:`UNDECLARED_CLIENT_VECTORS` (a conservative guess)."""
+    n = getattr(algorithm, "client_vectors", None)
+    return UNDECLARED_CLIENT_VECTORS if n is None else int(n)
+
+
 @dataclass(slots=True)
 class State:
     """Mutable algorithm state: ``w`` is the current global model (dim,). An algorithm that keeps
@@ -74,6 +84,9 @@ class Algorithm:
 
     name = "base"
     requires = ()
+    # per-client (m, dim) stores the algorithm keeps (memory estimate and store "auto");
+    # None: not declared (estimates assume UNDECLARED_CLIENT_VECTORS)
+    client_vectors = None
     constraints = {}
     state_class = State
 

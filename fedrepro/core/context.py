@@ -11,12 +11,13 @@ import numpy as np
 from fedrepro.core.params import (NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, Interval, Options, Real,
                                   validate_params)
 from fedrepro.core.rng import stream
-from fedrepro.core.store import STORE_KINDS, ClientStore, make_store
+from fedrepro.core.sampling import COUNTS
+from fedrepro.core.store import DEFAULT_STORE_BUDGET_MB, RUN_STORE_KINDS, ClientStore, make_store
 
 # Run settings, defined once: the loop's keyword defaults, the experiments' cell defaults and the CLI's.
 RUN_DEFAULTS = {"k0": 1, "rho": 1.0, "max_rounds": 100, "eval_every": 1, "time_limit": None}
 # Settings a cell carries only when given (so existing cells keep their ids).
-RUN_OPTIONAL = {"metrics": None, "store": "dense"}
+RUN_OPTIONAL = {"metrics": None, "store": "dense", "store_budget_mb": DEFAULT_STORE_BUDGET_MB, "sample_count": "ceil"}
 RUN_CONSTRAINTS = {
     "k0": [POSITIVE_INT],                           # local iterations per round
     "rho": [Interval(Real, 0, 1, closed="right")],  # participation rate
@@ -24,7 +25,9 @@ RUN_CONSTRAINTS = {
     "eval_every": [POSITIVE_INT],
     "time_limit": [None, POSITIVE],                 # wall seconds
     "metrics": [None, Anything("a list of the problem's metric names")],
-    "store": [Options(*STORE_KINDS)],
+    "store": [Options(*RUN_STORE_KINDS)],           # auto: dense if it fits store_budget_mb, else memmap
+    "store_budget_mb": [POSITIVE],
+    "sample_count": [Options(*COUNTS)],             # clients per round: ceil(rho m) | max(floor(rho m), 1)
     "seed": [NONNEGATIVE_INT],
 }
 
@@ -49,7 +52,8 @@ class RunContext:
     replay_noise :      a :class:`fedrepro.sim.replay.NoiseCursor` when the run replays recorded
                         unit-scale noise (see :meth:`unit_noise`), else None
     algorithm : str     name of the algorithm being run (for messages of mechanisms and attacks)
-    store :             how per-client state is held: ``"dense"`` or ``"lazy"`` (:mod:`fedrepro.core.store`)
+    store :             how per-client state is held: ``"dense"``, ``"lazy"`` or ``"memmap"``
+                        (:mod:`fedrepro.core.store`; a run's ``"auto"`` is resolved before the run)
     """
 
     k0: int = RUN_DEFAULTS["k0"]
@@ -64,9 +68,10 @@ class RunContext:
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         return stream(self.seed, purpose, *keys)
 
-    def client_store(self, m: int, dim: int, fill=0.0) -> ClientStore:
-        """A per-client store of m rows of length dim, every row initially ``fill``, of the run's kind."""
-        return make_store(self.store, m, dim, fill=fill)
+    def client_store(self, m: int, dim: int, fill=0.0, dtype=None) -> ClientStore:
+        """A per-client store of m rows of length dim, every row initially ``fill``, of the run's kind
+        (``dtype``: default float64 dense, float32 lazy/memmap; a neural model may ask float32)."""
+        return make_store(self.store, m, dim, fill=fill, dtype=dtype)
 
     def clients(self, r: int) -> np.ndarray:
         """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.core.sampling`)."""

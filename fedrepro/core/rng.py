@@ -21,8 +21,9 @@ PURPOSES = (
     "minibatch",   # stochastic gradients
     "split",       # train/test splits
     "delay",       # asynchronous delays
-    "epochs",      # random local epochs E_i per client
-    "dropout",     # dropout masks of neural models
+    "epochs",      # random local epoch counts E_i ~ U{1..E}
+    "dropout",     # dropout masks of local training
+    "subset",      # reduced-scale data subsets
 )
 
 

@@ -7,7 +7,10 @@ decides how it is held:
 * ``"dense"`` (default): one in-memory (m, dim) array -- what the convex problems use;
 * ``"lazy"``: rows exist only once written (unwritten rows read as the fill row), optionally in
   float32 and backed by a memory-mapped file -- for neural models with many clients, where
-  m x dim float64 would not fit (e.g. 1000 clients x 1.66 M parameters = 13 GB).
+  m x dim float64 would not fit (e.g. 1000 clients x 1.66 M parameters = 13 GB);
+* ``"memmap"``: a lazy float32 store whose rows live in a temporary memory-mapped file;
+* ``"auto"`` (a run setting, resolved by :func:`resolve_store` before the run): dense when the
+  algorithm's per-client stores fit the run's budget (``store_budget_mb``), else memmap.
 
 Indexing follows numpy: ``store[clients]`` is a (len(clients), dim) array (a view for a slice of
 a dense store, a copy otherwise), ``store[clients] = rows`` writes. Reductions over all clients
@@ -20,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-STORE_KINDS = ("dense", "lazy")
+STORE_KINDS = ("dense", "lazy", "memmap")          # what make_store builds
+RUN_STORE_KINDS = STORE_KINDS + ("auto",)          # what a run may ask for
+DEFAULT_STORE_BUDGET_MB = 4096                     # "auto": dense while the stores fit this
 
 
 class ClientStore:
@@ -120,7 +125,9 @@ class LazyStore(ClientStore):
             self._tmp = tempfile.TemporaryDirectory(prefix="fedrepro-store-")
             path = Path(self._tmp.name) / "rows.f"
         self._path = None if path is None else Path(path)
-        self._rows = self._allocate(min(self.m, 8))
+        # a file holds all m rows from the start: a sparse file (only written rows take disk), so
+        # the store never grows by copying written rows through memory
+        self._rows = self._allocate(self.m if self._path is not None else min(self.m, 8))
 
     def _allocate(self, n_rows: int) -> np.ndarray:
         if self._path is None:
@@ -128,17 +135,11 @@ class LazyStore(ClientStore):
         return np.lib.format.open_memmap(self._path, mode="w+", dtype=self.dtype, shape=(n_rows, self.dim))
 
     def _grow(self, need: int) -> None:
-        if need <= len(self._rows):
+        if need <= len(self._rows):                        # always so for a file-backed store
             return
         n_rows = min(self.m, max(need, 2 * len(self._rows)))
-        if self._path is None:
-            rows = self._allocate(n_rows)
-            rows[:self._count] = self._rows[:self._count]
-        else:                                              # re-open the file larger, keep the rows
-            old = np.asarray(self._rows[:self._count]).copy()
-            del self._rows
-            rows = self._allocate(n_rows)
-            rows[:self._count] = old
+        rows = self._allocate(n_rows)
+        rows[:self._count] = self._rows[:self._count]
         self._rows = rows
 
     def _ids(self, clients) -> np.ndarray:
@@ -195,17 +196,49 @@ class LazyStore(ClientStore):
 
 
 def make_store(kind: str, m: int, dim: int, *, dtype=None, fill=0.0, path=None) -> ClientStore:
-    """A store of the named kind (:data:`STORE_KINDS`); dense defaults to float64, lazy to float32."""
+    """A store of the named kind (:data:`STORE_KINDS`); dense defaults to float64, lazy and memmap
+    to float32 (memmap: a LazyStore backed by a file, ``path`` or a temporary one)."""
     if kind == "dense":
         return DenseStore(m, dim, dtype=np.float64 if dtype is None else dtype, fill=fill)
-    if kind == "lazy":
+    if kind in ("lazy", "memmap"):
+        if kind == "memmap" and path is None:
+            path = "temp"
         return LazyStore(m, dim, dtype=np.float32 if dtype is None else dtype, fill=fill, path=path)
     raise ValueError(f"client state store {kind!r} is not allowed; choose one of {list(STORE_KINDS)}")
 
 
 def store_bytes(kind: str, m: int, dim: int, rows_written: int | None = None, dtype=None) -> int:
-    """Memory estimate of one store: dense m*dim*itemsize; lazy rows_written*dim*itemsize
-    (default: all m rows, the bound after every client has taken part)."""
+    """Size of one store's rows: dense m*dim*itemsize; lazy/memmap rows_written*dim*itemsize
+    (default: all m rows, the bound after every client has taken part). For memmap these bytes
+    are on disk (page cache the kernel can drop), not resident memory: see :func:`resident_bytes`."""
     itemsize = np.dtype((np.float64 if kind == "dense" else np.float32) if dtype is None else dtype).itemsize
     rows = m if kind == "dense" or rows_written is None else min(int(rows_written), m)
     return rows * int(dim) * itemsize
+
+
+def resident_bytes(kind: str, m: int, dim: int, rows_written: int | None = None, dtype=None) -> int:
+    """Resident memory of one store: :func:`store_bytes`, except a memmap store (file-backed: 0)."""
+    return 0 if kind == "memmap" else store_bytes(kind, m, dim, rows_written, dtype)
+
+
+def resolve_store(kind: str, m: int, dim: int, vectors: int, budget_mb: float = DEFAULT_STORE_BUDGET_MB) -> str:
+    """The concrete store kind of a run: ``kind`` itself, or for ``"auto"`` ``"dense"`` when
+    ``vectors`` dense (m, dim) float64 stores fit in ``budget_mb`` MiB, else ``"memmap"``."""
+    if kind not in RUN_STORE_KINDS:
+        raise ValueError(f"client state store {kind!r} is not allowed; choose one of {list(RUN_STORE_KINDS)}")
+    if kind != "auto":
+        return kind
+    return "dense" if int(vectors) * store_bytes("dense", m, dim) <= float(budget_mb) * 2**20 else "memmap"
+
+
+def run_memory_bytes(*, m: int, dim: int, vectors: int, clients_per_round: int, data_bytes: int = 0,
+                     workspace_bytes: int = 0, store: str = "auto", budget_mb: float = DEFAULT_STORE_BUDGET_MB,
+                     model_copies: int = 8) -> int:
+    """Resident-memory estimate of one run: data + per-client stores (the kind ``store`` resolves
+    to, every row written) + the round's uploads (clients_per_round x dim float32, twice: uploads
+    and their perturbed copy) + ``model_copies`` float64 model vectors (global, local, gradient,
+    momentum, aggregate ...) + the model's workspace."""
+    kind = resolve_store(store, m, dim, vectors, budget_mb)
+    stores = int(vectors) * resident_bytes(kind, m, dim)
+    uploads = 2 * int(clients_per_round) * int(dim) * 4
+    return int(data_bytes) + stores + uploads + int(model_copies) * int(dim) * 8 + int(workspace_bytes)

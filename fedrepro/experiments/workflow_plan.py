@@ -3,6 +3,7 @@ figures are built or skipped, per-job resources, and the provenance/skip reports
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import re
 from pathlib import Path
@@ -173,10 +174,34 @@ def id_pattern(outputs: dict, kind: str) -> str:
 
 
 def cell_memory_mb(cell: dict) -> int:
-    """A generous memory request for SLURM (local runs ignore it unless --resources is given)."""
+    """The memory request of a cell's job (Snakemake ``resources: mem_mb``; local runs respect it
+    with ``--resources mem_mb=N``). Neural problems: the estimate of
+    :func:`fedrepro.core.store.run_memory_bytes` (data, model, per-client stores as the run's
+    ``store`` setting holds them, declared by the algorithm's ``client_vectors``) plus 1 GiB for the
+    interpreter and 25% headroom. Other problems: a generous fixed formula."""
+    if (cell.get("problem") or {}).get("name") == "neural":
+        return neural_cell_memory_mb(cell)
     m = int((cell.get("problem") or {}).get("m", 100) or 100)
     n = int((cell.get("problem") or {}).get("n", 100) or 100)
     return int(min(64000, 1000 + 8 * 6 * m * max(n, 100) * 150 / 2**20))
+
+
+def neural_cell_memory_mb(cell: dict) -> int:
+    """See :func:`cell_memory_mb`."""
+    from fedrepro.algorithms import algorithm_class
+    from fedrepro.algorithms.base import client_vectors
+    from fedrepro.core.context import RUN_OPTIONAL
+    from fedrepro.core.sampling import participants
+    from fedrepro.core.store import run_memory_bytes
+    from fedrepro.problems.neural import neural_memory_bytes
+
+    est = neural_memory_bytes(cell["problem"])
+    total = run_memory_bytes(m=est["m"], dim=est["dim"], vectors=client_vectors(algorithm_class(cell["algorithm"])),
+                             clients_per_round=participants(est["m"], float(cell.get("rho", 1.0))),
+                             data_bytes=est["data"], workspace_bytes=est["workspace"],
+                             store=cell.get("store", RUN_OPTIONAL["store"]),
+                             budget_mb=cell.get("store_budget_mb", RUN_OPTIONAL["store_budget_mb"]))
+    return int(math.ceil(1024 + 1.25 * total / 2**20))
 
 
 def cell_runtime_min(cell: dict, scale: str) -> int:

@@ -29,7 +29,8 @@ def _label(row, cols) -> str:
 
 def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2"), logy: bool = False, **_):
     """Median over seeds of each metric vs communication round, one line per algorithm x setting."""
-    metrics = [m for m in metrics if m in df.columns] or ["objective"]
+    metrics = ([m for m in metrics if m in df.columns]
+               or [m for m in ("objective", "test_accuracy", "test_loss") if m in df.columns][:1] or ["objective"])
     cols = swept_columns(df)
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.8), squeeze=False)
     keys = ["algorithm"] + cols

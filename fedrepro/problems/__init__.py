@@ -21,6 +21,7 @@ _BUILDERS = {
     "logreg": "fedrepro.problems.glm:build_logreg",
     "softmax": "fedrepro.problems.softmax:build_softmax",
     "adult_logreg": "fedrepro.problems.adult:build_adult_logreg",
+    "neural": "fedrepro.problems.neural:build_neural",
 }
 
 

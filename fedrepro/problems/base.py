@@ -67,12 +67,17 @@ class FederatedProblem(ABC):
         """Every metric :meth:`evaluate` can compute for this problem."""
         return ("objective", "grad_norm2", *self.extra_metric_names)
 
+    def default_metrics(self) -> tuple:
+        """What a run evaluates when it names no metrics (default: all of :meth:`metric_names`;
+        a neural problem leaves out the full-data gradient norm)."""
+        return self.metric_names()
+
     def check_metrics(self, metrics) -> tuple:
-        """``metrics`` (None: all of :meth:`metric_names`) as a tuple; unknown names are a ValueError
+        """``metrics`` (None: :meth:`default_metrics`) as a tuple; unknown names are a ValueError
         naming the problem and what it can evaluate."""
         names = self.metric_names()
         if metrics is None:
-            return names
+            return tuple(self.default_metrics())
         metrics = tuple(metrics)
         unknown = [k for k in metrics if k not in names]
         if unknown or not metrics:

@@ -20,6 +20,8 @@ capability                 members                                    read by
 ``StepConstantProblem``    ``L``                                      frpg, lfrpg (when ``L`` is
                                                                       not a parameter)
 ``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
+``EpochProblem``           ``init_params``, ``epoch_batches``,        fedavg_sgd (local epochs of
+                           ``batch_loss_grad``                        minibatch SGD)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -66,8 +68,10 @@ CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server ter
 STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
 LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
 RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen clients", ("flip_labels",))
+EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
+                    ("init_params", "epoch_batches", "batch_loss_grad"))
 
-CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL)
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS)
 
 _MISSING = object()
 
@@ -140,5 +144,6 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "RELABEL", "provides", "capabilities_of", "requirements_of", "missing", "problems_providing",
+           "LOSS_KIND", "RELABEL", "EPOCHS", "provides", "capabilities_of", "requirements_of", "missing",
+           "problems_providing",
            "check_pairing"]

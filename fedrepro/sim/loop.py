@@ -12,8 +12,9 @@ import time
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm
+from fedrepro.algorithms.base import Algorithm, client_vectors
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
+from fedrepro.core.store import resolve_store
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
@@ -24,14 +25,17 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
              eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
-             store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"]) -> RunResult:
+             store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
+             store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
+             sample_count: str = RUN_OPTIONAL["sample_count"]) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
     ----------
     k0 : local iterations per round (communication every k0 iterations).
     rho : participation rate; each round the sampler picks the clients (default
-        :class:`fedrepro.core.sampling.UniformSampler`: ceil(rho*m) uniform clients).
+        :class:`fedrepro.core.sampling.UniformSampler`: ceil(rho*m) uniform clients, or
+        max(floor(rho*m), 1) with ``sample_count="floor"``, FedAvg's C-fraction).
     max_rounds : cap on communication rounds (status ``max_rounds`` when hit).
     seed : run seed (sampling, noise, attacks, minibatches all derive from it).
     eval_every : evaluate (and test ``stop``) every this many rounds; the first
@@ -53,14 +57,18 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.core.sampling`); default
         ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
-    store : how algorithms hold per-client state: ``"dense"`` (in-memory float64 arrays) or
-        ``"lazy"`` (rows created when first written, float32; :mod:`fedrepro.core.store`).
+    store : how algorithms hold per-client state: ``"dense"`` (in-memory float64 arrays),
+        ``"lazy"`` (rows created when first written, float32), ``"memmap"`` (lazy, in a temporary
+        file) or ``"auto"``: dense when the algorithm's ``client_vectors`` dense stores fit in
+        ``store_budget_mb`` MiB, else memmap (:func:`fedrepro.core.store.resolve_store`; the kind
+        used is ``result.info["store"]``).
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
     """
     check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
-                       store=store, metrics=metrics, seed=seed)
+                       store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb,
+                       sample_count=sample_count)
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
@@ -73,9 +81,10 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         if sampler is not None:
             raise ValueError("simulate: give either replayed selections or a sampler, not both")
         sampler = replay.clients
+    store = resolve_store(store, problem.m, problem.dim, client_vectors(algorithm), store_budget_mb)
     ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
                      replay_noise=replay.noise_cursor() if replay is not None else None,
-                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed)),
+                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed), sample_count),
                      algorithm=algorithm.name, store=store)
     if attack is not None:
         if hasattr(attack, "check"):        # optional: what the attack needs of algorithm and problem
@@ -129,7 +138,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
             uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
         algorithm.receive(state, problem, ctx, clients, uploads, r)
     rounds = trace[-1]["round"] if trace else 0
-    info = {}
+    info = {"store": store} if store != "dense" else {}
     if ctx.replay_noise is not None:
         info["replay_noise_rows"] = (ctx.replay_noise.used, len(ctx.replay_noise.draws))   # (used, supplied)
     return RunResult(trace=trace, status=status, stop_reason=reason, rounds=rounds,
