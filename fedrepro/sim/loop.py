@@ -18,6 +18,7 @@ from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401 
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.result import RunResult
+from fedrepro.sim.stopping import check_stop_needs
 
 
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_DEFAULTS["k0"],
@@ -63,10 +64,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
                        store=store, metrics=metrics, seed=seed)
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
-    missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
-    if missing:
-        raise ValueError(f"stop rule {getattr(stop, 'name', type(stop).__name__)!r} reads {missing}, which this "
-                         f"run does not evaluate (metrics={list(metrics)}); add them to metrics")
+    check_stop_needs(stop, metrics)
     if replay is not None:
         replay.check(problem.m, problem.dim, max_rounds)
     if replay is not None and replay.selections is not None:
