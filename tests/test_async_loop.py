@@ -117,6 +117,24 @@ def test_s_equal_n_with_equal_delays_and_no_jitter_is_a_synchronous_round():
     assert step == pytest.approx(k0 * 0.05 + 0.2 + 0.01)
     np.testing.assert_allclose([r["virtual_time"] for r in asy.trace], step * np.arange(rounds + 1), rtol=1e-12)
     assert asy.trace[-1]["uploads"] == rounds * p.m and asy.trace[-1]["iteration"] == rounds * p.m * k0
+    timed = simulate(p, LocalGD(step=0.3), k0=k0, rho=1.0, max_rounds=rounds, seed=1, delays=model)
+    np.testing.assert_allclose([r["virtual_time"] for r in timed.trace], [r["virtual_time"] for r in asy.trace],
+                               rtol=1e-12)
+
+
+def test_synchronous_loop_on_the_virtual_clock_matches_s_equal_n_with_jitter_and_stragglers():
+    """The synchronous loop with a delay model prices round r at the max of the participants' jobs
+    (job key r); the asynchronous loop with S = N consumes every worker each iteration (job key =
+    the worker's job counter = t): the same draws, so the same clock, jitter and stragglers included."""
+    p = Quadratic.random(m=6, dim=3, seed=5)
+    model = DelayModel(H_max=5, sigma=0.3, mu0=0.02, mu1=0.0, schedule=[(2, 1.0, 3.0, 4.0)])
+    sync = simulate(p, LocalGD(step=0.3), k0=2, max_rounds=15, seed=9, delays=model)
+    asy = simulate_async(p, SyncAsAsync(inner=LocalGD(step=0.3), S=p.m), model, k0=2, max_iterations=15, seed=9)
+    vt = np.array([r["virtual_time"] for r in sync.trace])
+    np.testing.assert_allclose([r["virtual_time"] for r in asy.trace], vt, rtol=1e-12)
+    np.testing.assert_array_equal([r["objective"] for r in asy.trace[1:]], [r["objective"] for r in sync.trace[1:]])
+    assert np.ptp(np.diff(vt)) > 0.1                      # jittered, heterogeneous rounds
+    assert "virtual_time" not in simulate(p, LocalGD(), max_rounds=2).trace[0]
 
 
 def _trace_key(res):
@@ -170,6 +188,14 @@ def test_time_budget_stop_rule_and_eval_every():
                          stop=GradientTolerance(tol=1e-20))
     assert res.status == "converged"
     np.testing.assert_allclose(res.w, p.optimum(), atol=1e-9)
+
+
+def test_results_rows_carry_the_virtual_clock():
+    from fedrepro.experiments.results import run_frame
+    res = _seeded_run(3)
+    df = run_frame({"algorithm": "sync_as_async", "seed": 3}, res, {"m": 6, "dim": 3}, {})
+    assert list(df["virtual_time"]) == [r["virtual_time"] for r in res.trace]
+    assert df["rounds"].iloc[0] == 40 and df["status"].iloc[0] == "max_rounds"
 
 
 def test_bad_input_is_rejected_before_the_run():

@@ -50,16 +50,20 @@ def cd_instance(rng, equal):
     G = rng.uniform(0, 1.2 * n)
     pt = (np.full(n, rng.choice([0.5 / n, 1.0 / n, 2.0 / n, max(q.min(), 1e-3)])) if equal
           else q * rng.uniform(0.2, 2.0, n) + 1e-3)
+    if rng.random() < 0.25:
+        pt[rng.random(n) < 0.2] = 0.0                # fixed workers, out of the budget
     return f, q, pt, G
 
 
 def check_cd(p, q, pt, G):
     simplex_ok(p)
     assert np.all(np.abs(p - q) <= pt + FEAS)
-    assert np.sum(np.abs(p - q) / pt) <= G + FEAS
+    act = pt > 0
+    assert np.sum(np.abs(p - q)[act] / pt[act]) <= G + FEAS
 
 
-@pytest.mark.parametrize("equal,solver", [(True, "sort"), (True, "parametric"), (False, "parametric")])
+@pytest.mark.parametrize("equal,solver", [(True, "sort"), (True, "parametric"), (False, "parametric"),
+                                          (False, "linprog")])
 def test_cdnorm_matches_highs(equal, solver):
     rng = np.random.default_rng(11 if equal else 12)
     for _ in range(150):
@@ -186,7 +190,10 @@ def test_ellipsoid_matches_slsqp(big):
         simplex_ok(p)
         assert (p - q) @ np.linalg.solve(Q, p - q) <= beta * (1 + FEAS) + FEAS
         ref = ellipsoid_slsqp(f, q, Q, beta, nonneg=True)
-        assert rel_gap(f @ ref, f @ p) <= REL, (f @ ref, f @ p)
+        # ours is feasible (above), so at most the optimum; SLSQP (made feasible) is the one that can
+        # stop short (by up to ~2e-8 on one instance in 800 of a wider stress run)
+        assert f @ p >= f @ ref - REL * max(1.0, abs(f @ ref)), (f @ ref, f @ p)
+        assert rel_gap(f @ ref, f @ p) <= 1e-6
     assert "active_set" in methods if big else methods == {"closed_form"}
 
 

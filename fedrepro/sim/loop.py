@@ -17,6 +17,7 @@ from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult
 from fedrepro.sim.stopping import check_stop_needs
 
@@ -25,7 +26,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
              eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
-             store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"]) -> RunResult:
+             store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"], delays=None) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -56,6 +57,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
     store : how algorithms hold per-client state: ``"dense"`` (in-memory float64 arrays) or
         ``"lazy"`` (rows created when first written, float32; :mod:`fedrepro.core.store`).
+    delays : a delay model of :mod:`fedrepro.sim.delays`: records then carry ``virtual_time``, the
+        sum of the round durations (:func:`~fedrepro.sim.delays.sync_round_duration` over the
+        algorithm's ``round_phases``), the clock of the asynchronous loop.
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
@@ -85,6 +89,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     t_start, cpu_start = time.perf_counter(), time.process_time()
     local_time = local_cpu_time = 0.0
     state = algorithm.init(problem, ctx)
+    timing, virtual_time = (delays.bind(problem.m, ctx) if delays is not None else None), 0.0
     trace: list[dict] = []
     status, reason, r = "max_rounds", "max_rounds", 0
     for r in range(max_rounds + 1):
@@ -101,6 +106,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
             record["cpu_time"] = time.process_time() - cpu_start
             record["local_time"] = local_time
             record["local_cpu_time"] = local_cpu_time
+            if timing is not None:
+                record["virtual_time"] = virtual_time
             trace.append(record)
             if progress is not None:
                 progress(record)
@@ -126,6 +133,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         if attack is not None:
             uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
         algorithm.receive(state, problem, ctx, clients, uploads, r)
+        if timing is not None:
+            virtual_time += sync_round_duration(timing, r, algorithm.round_phases(state, ctx, clients, r),
+                                                start=virtual_time)
     rounds = trace[-1]["round"] if trace else 0
     info = {}
     if ctx.replay_noise is not None:

@@ -67,6 +67,11 @@ def _losses(f, n: int, owner: str) -> np.ndarray:
     return _vector(f"{owner}: loss vector f", f, n)
 
 
+# HiGHS's default feasibility tolerance (1e-7) lets a budget row be violated by ~1e-6 on these
+# badly scaled LPs; the set's feasibility is wanted to 1e-9
+_HIGHS_TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
 # ---- CD-norm (Eq. 16/17, spec 3.3.1) ----------------------------------------------------------
 
 def _cd_capacities(q, pt):
@@ -188,7 +193,7 @@ def _cd_linprog(f, q, pt, Gamma):
     A_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
     bounds = [(max(0.0, q[j] - pt[j]), min(1.0, q[j] + pt[j])) for j in range(n)] + [(0.0, None)] * n
     res = linprog(np.concatenate([-f, np.zeros(n)]), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
-                  bounds=bounds, method="highs")
+                  bounds=bounds, method="highs", options=_HIGHS_TIGHT)
     if res.status != 0:
         raise RuntimeError(f"CD-norm LP: HiGHS failed ({res.message})")
     return res.x[:n]
@@ -465,7 +470,7 @@ class Polyhedron(UncertaintySet):
         from scipy.optimize import linprog
         f = _losses(f, self.D.shape[1], "polyhedron")
         res = linprog(-f, A_ub=self.D, b_ub=self.c, A_eq=np.ones((1, f.size)), b_eq=[1.0],
-                      bounds=[(0, None)] * f.size, method="highs-ds")
+                      bounds=[(0, None)] * f.size, method="highs-ds", options=_HIGHS_TIGHT)
         if res.status == 2:
             raise ValueError("polyhedron: the set {D p <= c, 1^T p = 1, p >= 0} is empty; check D and c")
         if res.status != 0:
