@@ -68,8 +68,10 @@ def test_cdnorm_matches_highs(equal, solver):
     rng = np.random.default_rng(11 if equal else 12)
     for _ in range(150):
         f, q, pt, G = cd_instance(rng, equal)
-        p = CDNorm(q=q, ptilde=pt, Gamma=G, solver=solver).worst_case(f)
+        s = CDNorm(q=q, ptilde=pt, Gamma=G, solver=solver)
+        p = s.worst_case(f)
         check_cd(p, q, pt, G)
+        assert s.contains(p) and not s.contains(p + 1e-6)
         ref = cd_linprog(f, q, pt, G)
         assert rel_gap(f @ ref, f @ p) <= REL, (f, q, pt, G)
 
@@ -323,6 +325,8 @@ def test_complexity_formulas_of_table1_and_table2():
     N, e = 10.0, 1e-3
     L = math.log(1 / e)
     assert subproblem_complexity("cdnorm", N, e) == subproblem_complexity("box", N, e) == N * math.log(N)
+    assert KL(q=np.full(10, 0.1), beta=0.1).complexity(10, e) == subproblem_complexity("kl", N, e)
+    assert Polyhedron(D=np.ones((3, 10)), c=np.ones(3)).complexity(10, e) == subproblem_complexity("polyhedron", N, e, m=3)
     assert math.isclose(subproblem_complexity("ellipsoid", N, e), math.sqrt(2) * N * (N**2 + 1 + N**2) * L)
     assert math.isclose(subproblem_complexity("ellipsoid", N, e, m=10),
                         math.sqrt(11) * N * (N**2 + 10 + 10 * N**2) * L)

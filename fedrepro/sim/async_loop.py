@@ -136,8 +136,9 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
             status = reason = "time_limit"
             break
-        dispatch(state, pending[0], t, pending[1])        # sent after iteration t (deferred: no job is
-        #                                                 computed after the last iteration)
+        # the jobs sent when iteration t ended (computed here, after the stop tests, so that no job is
+        # computed after the last iteration; nothing in between changes the state)
+        dispatch(state, pending[0], t, pending[1])
         need = min(max(int(algorithm.active_count(state, problem, ctx, t)), 1), m)
         forced = set(np.flatnonzero(t - last_active >= tau).tolist()) if tau is not None else set()
         ready: set = set()

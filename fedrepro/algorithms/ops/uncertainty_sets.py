@@ -447,9 +447,6 @@ class Ellipsoid(UncertaintySet):
     def worst_case(self, f):
         return self._solve(_losses(f, self.q.size, "ellipsoid"))[0]
 
-    def complexity(self, n, eps_prime=1e-3):
-        return float(subproblem_complexity("ellipsoid", n, eps_prime, m=1))
-
 
 @dataclass
 class Polyhedron(UncertaintySet):
