@@ -154,3 +154,9 @@ class Algorithm:
     def round_metrics(self, state: State, problem: FederatedProblem, ctx: RunContext) -> dict:
         """Extra per-round metrics (e.g. the FRPG loss with worker models)."""
         return {}
+
+    def round_phases(self, state: State, ctx: RunContext, clients: np.ndarray, r: int) -> list:
+        """The communication phases of round r as (workers, local steps) pairs, priced on the virtual
+        clock when the loop is given a delay model (:mod:`fedrepro.sim.delays`); default one phase of
+        the round's clients doing ``ctx.k0`` steps (DRFA-Prox: a model phase and a loss phase)."""
+        return [(clients, ctx.k0)]

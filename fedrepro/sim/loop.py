@@ -18,7 +18,9 @@ from fedrepro.core.store import resolve_store
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult
+from fedrepro.sim.stopping import check_stop_needs
 
 
 def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_DEFAULTS["k0"],
@@ -27,7 +29,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
              store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
              store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
-             sample_count: str = RUN_OPTIONAL["sample_count"]) -> RunResult:
+             sample_count: str = RUN_OPTIONAL["sample_count"], delays=None) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -62,6 +64,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         file) or ``"auto"``: dense when the algorithm's ``client_vectors`` dense stores fit in
         ``store_budget_mb`` MiB, else memmap (:func:`fedrepro.core.store.resolve_store`; the kind
         used is ``result.info["store"]``).
+    delays : a delay model of :mod:`fedrepro.sim.delays`: records then carry ``virtual_time``, the
+        sum of the round durations (:func:`~fedrepro.sim.delays.sync_round_duration` over the
+        algorithm's ``round_phases``), the clock of the asynchronous loop.
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
@@ -71,10 +76,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
                        sample_count=sample_count)
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
-    missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
-    if missing:
-        raise ValueError(f"stop rule {getattr(stop, 'name', type(stop).__name__)!r} reads {missing}, which this "
-                         f"run does not evaluate (metrics={list(metrics)}); add them to metrics")
+    check_stop_needs(stop, metrics)
     if replay is not None:
         replay.check(problem.m, problem.dim, max_rounds)
     if replay is not None and replay.selections is not None:
@@ -96,6 +98,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     t_start, cpu_start = time.perf_counter(), time.process_time()
     local_time = local_cpu_time = 0.0
     state = algorithm.init(problem, ctx)
+    timing, virtual_time = (delays.bind(problem.m, ctx) if delays is not None else None), 0.0
     trace: list[dict] = []
     status, reason, r = "max_rounds", "max_rounds", 0
     for r in range(max_rounds + 1):
@@ -112,6 +115,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
             record["cpu_time"] = time.process_time() - cpu_start
             record["local_time"] = local_time
             record["local_cpu_time"] = local_cpu_time
+            if timing is not None:
+                record["virtual_time"] = virtual_time
             trace.append(record)
             if progress is not None:
                 progress(record)
@@ -137,6 +142,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         if attack is not None:
             uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
         algorithm.receive(state, problem, ctx, clients, uploads, r)
+        if timing is not None:
+            virtual_time += sync_round_duration(timing, r, algorithm.round_phases(state, ctx, clients, r),
+                                                start=virtual_time)
     rounds = trace[-1]["round"] if trace else 0
     info = {"store": store} if store != "dense" else {}
     if ctx.replay_noise is not None:

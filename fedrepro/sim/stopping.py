@@ -15,6 +15,14 @@ import numpy as np
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, Anything, Options, validate_params
 
 
+def check_stop_needs(stop, metrics) -> None:
+    """Reject a run whose stop rule reads metrics the run does not evaluate (before it starts)."""
+    missing = [k for k in getattr(stop, "needs", ()) if k not in metrics]
+    if missing:
+        raise ValueError(f"stop rule {getattr(stop, 'name', type(stop).__name__)!r} reads {missing}, which this "
+                         f"run does not evaluate (metrics={list(metrics)}); add them to metrics")
+
+
 @dataclass
 class GradientTolerance:
     """Stop when ``scale * ||grad f(w)||^2 < tol``.

@@ -1,3 +1,5 @@
 """Numerical building blocks of the algorithms' update rules: robust aggregators
 (:mod:`.aggregators`: Krum, geometric median, ...), FedEPM's elastic-net server step
-(:mod:`.elastic_net`) and FRPG's Huber penalty and proximal worker step (:mod:`.huber_prox`)."""
+(:mod:`.elastic_net`), FRPG's Huber penalty and proximal worker step (:mod:`.huber_prox`) and the
+DRO master's worst-case mixture over an uncertainty set (:mod:`.uncertainty_sets`: CD-norm, box,
+ellipsoid, polyhedron, KL, Wasserstein-1, with Table 1's complexity bounds)."""
