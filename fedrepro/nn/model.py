@@ -84,6 +84,8 @@ class Model:
             raise ValueError(f"{name}: the last layer must output class scores (K,), got {shapes[-1]}; "
                              "end the model with a dense layer")
         self._layer_slots = tuple(slots)
+        self._plan = tuple(tuple((sl.start, sl.stop, sl.shape) for sl in ls) for ls in self._layer_slots)
+        self._views: dict = {}          # id of a kept vector -> (the vector, its per-layer views)
         self._fans = tuple(fans)
         self.shapes = tuple(shapes)            # activation shape before/after every layer
         self.n_params = start
@@ -98,8 +100,16 @@ class Model:
         return tuple(s for layer_slots in self._layer_slots for s in layer_slots)
 
     def unflatten(self, w: np.ndarray) -> list[tuple[np.ndarray, ...]]:
-        """Per-layer tuples of views into ``w`` (weight, bias)."""
-        return [tuple(w[s.start:s.stop].reshape(s.shape) for s in ls) for ls in self._layer_slots]
+        """Per-layer tuples of views into ``w`` (weight, bias). The views of the last few vectors
+        are kept (a training step unflattens the same parameter and gradient vectors every call;
+        the cache holds the vector itself, so its id cannot be reused by another object)."""
+        views = self._views.get(id(w))
+        if views is None or views[0] is not w:
+            views = (w, [tuple(w[a:b].reshape(shape) for a, b, shape in ls) for ls in self._plan])
+            if len(self._views) >= 4:
+                self._views.pop(next(iter(self._views)))
+            self._views[id(w)] = views
+        return views[1]
 
     def init(self, rng: np.random.Generator, dtype=None) -> np.ndarray:
         """A fresh flat parameter vector drawn with the model's init rule."""

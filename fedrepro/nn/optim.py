@@ -32,6 +32,7 @@ class SGD:
         self.lr, self.momentum, self.weight_decay = float(lr), float(momentum), float(weight_decay)
         self.dampening, self.nesterov = float(dampening), bool(nesterov)
         self.buf: np.ndarray | None = None
+        self._scratch: np.ndarray | None = None
 
     def reset(self) -> None:
         self.buf = None
@@ -53,6 +54,10 @@ class SGD:
                 else:
                     self.buf += d
             d = d + self.momentum * self.buf if self.nesterov else self.buf
-        if self.lr:
-            w -= self.lr * d
+        if self.lr:                         # w -= lr d, through a kept scratch vector (no allocation)
+            tmp = self._scratch
+            if tmp is None or tmp.shape != w.shape or tmp.dtype != w.dtype:
+                tmp = self._scratch = np.empty_like(w)
+            np.multiply(d, self.lr, out=tmp)
+            w -= tmp
         return w

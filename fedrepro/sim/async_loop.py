@@ -1,5 +1,5 @@
 """The event-driven asynchronous loop: a deterministic discrete-event simulation on a virtual clock
-(aspire spec 002, section 3.0.1). The second loop of the package, with the contracts of the
+(aspire spec 002, section 3.0.1; FIDELITY AS-9). The second loop of the package, with the contracts of the
 synchronous :mod:`fedrepro.sim.loop`: a :class:`~fedrepro.core.context.RunContext` passed to every
 hook, seeded streams per purpose, trace records (with ``virtual_time``), the stop rules of
 :mod:`fedrepro.sim.stopping`, ``problem.evaluate(w, metrics)`` and a :class:`~fedrepro.sim.result.RunResult`.

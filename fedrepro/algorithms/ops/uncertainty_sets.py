@@ -1,4 +1,5 @@
-"""The master's cutting-plane subproblem over an uncertainty set of mixture weights (aspire, spec 002).
+"""The master's cutting-plane subproblem over an uncertainty set of mixture weights (aspire, spec 002;
+choices: FIDELITY AS-1 to AS-8).
 
 Every set P answers one question, ``worst_case(f)``: the maximiser of
 
