@@ -35,7 +35,7 @@ from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, validate_params
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
-from fedrepro.sim.result import RunResult
+from fedrepro.sim.result import RunResult, record_evaluation
 from fedrepro.sim.stopping import check_stop_needs
 
 ASYNC_CONSTRAINTS = {"tau": [None, POSITIVE_INT], "time_budget": [None, POSITIVE]}
@@ -111,22 +111,12 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
         if t % eval_every == 0 or t == max_iterations or out_of_time:
             record = {"round": t, "iteration": uploads * ctx.k0, "virtual_time": clock, "uploads": uploads,
                       "max_staleness": max_stale}
-            with np.errstate(over="ignore", invalid="ignore"):
-                evaluated = problem.evaluate(state.w, metrics)
-            record.update(evaluated)
-            record.update(algorithm.round_metrics(state, problem, ctx))
-            record.update(state.metrics)
-            record.update(wall_time=time.perf_counter() - t_start, cpu_time=time.process_time() - cpu_start,
-                          local_time=local[0], local_cpu_time=local[1])
-            trace.append(record)
-            if progress is not None:
-                progress(record)
-            if not (all(np.isfinite(v) for v in evaluated.values()) and np.all(np.isfinite(state.w))):
-                status = reason = "diverged"
-                break
-            fired = stop.check(trace, ctx) if stop is not None else None
-            if fired:
-                status, reason = "converged", fired
+            tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
+                    "local_time": local[0], "local_cpu_time": local[1]}
+            ended = record_evaluation(problem, algorithm, state, ctx, state.w, metrics, record, tail, trace,
+                                      progress, stop)
+            if ended:
+                status, reason = ended
                 break
         if t == max_iterations:
             break

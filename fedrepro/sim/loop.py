@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from fedrepro.algorithms.base import Algorithm, client_vectors
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
 from fedrepro.core.store import resolve_store
@@ -19,7 +17,7 @@ from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401 
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.delays import sync_round_duration
-from fedrepro.sim.result import RunResult
+from fedrepro.sim.result import RunResult, record_evaluation
 from fedrepro.sim.stopping import check_stop_needs
 
 
@@ -105,27 +103,13 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         w = algorithm.aggregate(state, problem, ctx, r)
         state.w = w
         if r % eval_every == 0 or r == max_rounds:
-            record = {"round": r, "iteration": r * ctx.k0}
-            with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
-                evaluated = problem.evaluate(w, metrics)
-            record.update(evaluated)
-            record.update(algorithm.round_metrics(state, problem, ctx))
-            record.update(state.metrics)
-            record["wall_time"] = time.perf_counter() - t_start
-            record["cpu_time"] = time.process_time() - cpu_start
-            record["local_time"] = local_time
-            record["local_cpu_time"] = local_cpu_time
-            if timing is not None:
-                record["virtual_time"] = virtual_time
-            trace.append(record)
-            if progress is not None:
-                progress(record)
-            if not (all(np.isfinite(v) for v in evaluated.values()) and np.all(np.isfinite(w))):
-                status = reason = "diverged"
-                break
-            fired = stop.check(trace, ctx) if stop is not None else None
-            if fired:
-                status, reason = "converged", fired
+            tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
+                    "local_time": local_time, "local_cpu_time": local_cpu_time,
+                    **({"virtual_time": virtual_time} if timing is not None else {})}
+            ended = record_evaluation(problem, algorithm, state, ctx, w, metrics, {"round": r, "iteration": r * ctx.k0},
+                                      tail, trace, progress, stop)
+            if ended:
+                status, reason = ended
                 break
         if r == max_rounds:
             break

@@ -40,3 +40,27 @@ class RunResult:
     @property
     def final(self) -> dict:
         return self.trace[-1] if self.trace else {}
+
+
+def record_evaluation(problem, algorithm, state, ctx, w, metrics, record: dict, tail: dict, trace: list,
+                      progress=None, stop=None) -> tuple[str, str] | None:
+    """The evaluation step both loops share: evaluate ``w`` (the run's ``metrics``), complete
+    ``record`` (head fields given) with the evaluated metrics, the algorithm's round metrics, its
+    state metrics and ``tail`` (clocks), append it to ``trace``, report it to ``progress``, and
+    return ``(status, reason)`` when the run ends here: ``diverged`` when an evaluated metric or the
+    model is not finite, ``converged`` when ``stop`` fires; else None."""
+    with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
+        evaluated = problem.evaluate(w, metrics)
+    record.update(evaluated)
+    record.update(algorithm.round_metrics(state, problem, ctx))
+    record.update(state.metrics)
+    record.update(tail)
+    trace.append(record)
+    if progress is not None:
+        progress(record)
+    if not (all(np.isfinite(v) for v in evaluated.values()) and np.all(np.isfinite(w))):
+        return "diverged", "diverged"
+    fired = stop.check(trace, ctx) if stop is not None else None
+    if fired:
+        return "converged", fired
+    return None
