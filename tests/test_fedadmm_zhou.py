@@ -169,7 +169,11 @@ def test_fedalt_close_to_fedsim(ex51):
     b = simulate(p, make_algorithm("fedsim", step_c=0.5), k0=5, rho=0.5, max_rounds=10, seed=0)
     assert a.final["objective"] == pytest.approx(b.final["objective"], rel=1e-4)
     c = simulate(p, make_algorithm("fedalt", step_c=0.5, schedule="block"), k0=5, rho=0.5, max_rounds=10, seed=0)
-    assert np.isfinite(c.final["objective"])
+    # the block schedule (Pillutla et al.: k0 personal steps, then k0 shared steps) descends, ends near
+    # the interleaved schedule and is a different iteration (the variant is not a no-op)
+    assert c.final["objective"] < c.trace[0]["objective"]
+    assert c.final["objective"] == pytest.approx(a.final["objective"], rel=1e-3)
+    assert not np.array_equal(c.w, a.w)
 
 
 @pytest.mark.parametrize("name,kw", [("fedadmm", {"inner_check": "exact"}), ("fedadmm", {"r0_rule": "x"}),
