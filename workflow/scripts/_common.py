@@ -2,6 +2,7 @@
 import contextlib
 import os
 import sys
+import traceback
 from pathlib import Path
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -12,8 +13,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 @contextlib.contextmanager
 def logged(snakemake):
-    """Send stdout and stderr of the script body to the rule's log file."""
+    """Send stdout and stderr of the script body to the rule's log file; a failure's traceback
+    is written there too (the log Snakemake points to on error must say what went wrong)."""
     log = snakemake.log[0] if snakemake.log else os.devnull
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as fh, contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
-        yield fh
+        try:
+            yield fh
+        except BaseException:
+            traceback.print_exc(file=fh)
+            fh.flush()
+            raise

@@ -1,0 +1,47 @@
+"""A rule script that fails leaves its traceback in the log file Snakemake points to (issue #14, 4)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_failing_rule_script_writes_its_traceback_to_the_rule_log(tmp_path):
+    log = tmp_path / "logs" / "rule.log"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "workflow" / "scripts")!r})
+        from _common import logged
+
+        class Snakemake:
+            log = [{str(log)!r}]
+
+        with logged(Snakemake()):
+            print("starting the job")
+            raise ValueError("bad cell: k0=0")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode != 0
+    text = log.read_text()
+    assert "starting the job" in text
+    assert "Traceback (most recent call last)" in text and "ValueError: bad cell: k0=0" in text
+
+
+def test_a_successful_rule_script_logs_only_its_output(tmp_path):
+    log = tmp_path / "rule.log"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "workflow" / "scripts")!r})
+        from _common import logged
+
+        class Snakemake:
+            log = [{str(log)!r}]
+
+        with logged(Snakemake()):
+            print("done")
+    """)
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 0
+    assert log.read_text() == "done\n"
