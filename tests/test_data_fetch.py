@@ -267,3 +267,20 @@ def test_trust_on_first_use(monkeypatch, tmp_path):
     (mir / "a.bin").write_bytes(b"second")
     with pytest.raises(ChecksumError, match=sha(b"second")):
         fetch("toy", cache, tmp_path / "mirror")
+
+
+def test_same_size_corruption_with_preserved_mtime_is_caught(mirror, tmp_path):
+    """The verification cache is keyed by inode + size + mtime + ctime: rewriting a cached file
+    with bytes of the same length and setting its mtime back still forces a re-hash (#14, 6)."""
+    import os
+
+    p = fetch("adult", tmp_path, mirror, variant="mat", download=False)["adultclass.mat"]
+    st = p.stat()
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0xFF                               # same size, one byte flipped
+    p.write_bytes(bytes(data))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))          # mtime restored
+    assert p.stat().st_size == st.st_size and p.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.warns(UserWarning, match="corrupt"):
+        p2 = fetch("adult", tmp_path, mirror, variant="mat", download=False)["adultclass.mat"]
+    assert fetch_mod.sha256_file(p2) == DATASETS["adult"].files["adultclass.mat"].sha256

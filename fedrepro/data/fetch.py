@@ -22,8 +22,10 @@ and ``FEDREPRO_DATA_MIRROR``.
 Files without a pinned checksum (``sha256=None``) are trusted on first use: the
 first copy's sha256 is printed as an :class:`UnpinnedChecksumWarning` and recorded
 in ``<file>.sha256.json`` beside it; later copies must match that record (delete
-the record to trust a new copy). The same record caches successful verifications
-(size + mtime), so large cached files are not re-hashed on every call.
+the record to trust a new copy). The same record caches successful verifications, keyed by
+inode + size + mtime + ctime, so large cached files are not re-hashed on every call: any write to
+the file changes its ctime (which, unlike mtime, cannot be set back), so a same-size corruption
+with a preserved mtime is re-hashed and caught; a copied or moved cache is re-hashed once.
 
 Set ``FEDREPRO_OFFLINE=1`` (or pass ``download=False``) to never try the network.
 """
@@ -107,7 +109,8 @@ def _read_stamp(path: Path) -> dict | None:
 
 def _write_stamp(path: Path, sha: str, pinned: bool) -> None:
     st = path.stat()
-    rec = {"file": path.name, "sha256": sha, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "pinned": pinned}
+    rec = {"file": path.name, "sha256": sha, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+           "ctime_ns": st.st_ctime_ns, "inode": st.st_ino, "pinned": pinned}
     tmp = _tmp_name(_stamp_path(path))
     tmp.write_text(json.dumps(rec, indent=1))
     os.replace(tmp, _stamp_path(path))
@@ -137,8 +140,9 @@ def _cached_ok(f: FileSpec, dest: Path) -> bool:
     expected = _expected_sha(f, dest)
     stamp, st = _read_stamp(dest), dest.stat()
     if (stamp and expected == stamp.get("sha256") and stamp.get("size") == st.st_size
-            and stamp.get("mtime_ns") == st.st_mtime_ns):
-        return True
+            and stamp.get("mtime_ns") == st.st_mtime_ns and stamp.get("ctime_ns") == st.st_ctime_ns
+            and stamp.get("inode") == st.st_ino):
+        return True                     # unchanged since it was hashed (see the module docstring)
     actual = sha256_file(dest)
     if expected is None:
         _trust_on_first_use(dest, actual)
