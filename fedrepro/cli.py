@@ -37,7 +37,13 @@ def _kv(pairs, what: str) -> dict:
         if "=" not in pair:
             raise SystemExit(f"error: {what} {pair!r} must look like key=value")
         key, value = pair.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
+        parsed = yaml.safe_load(value)
+        if isinstance(parsed, str):         # YAML 1.1 reads 1e4 as a string; a number is meant
+            try:
+                parsed = float(parsed) if parsed.strip().lower() not in ("nan", "inf", "-inf", "+inf") else parsed
+            except ValueError:
+                pass
+        out[key.strip()] = parsed
     return out
 
 

@@ -190,3 +190,40 @@ def test_cli_runs_a_neural_model_on_an_npz_and_on_a_registry_dataset(tmp_path, c
         main(["run", "--algorithm", "fedadmm", "--problem", "mlp1", "--data", str(data),
               "--out", str(tmp_path / "c.parquet")])
     assert not (tmp_path / "c.parquet").exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--rounds", "-5"], r"run: max_rounds=-5 is not allowed"),
+    (["--k0", "0"], r"run: k0=0 is not allowed"),
+    (["--rho", "0"], r"run: rho=0.0 is not allowed"),
+    (["--rho", "2"], r"run: rho=2.0 is not allowed"),
+    (["--eval-every", "0"], r"run: eval_every=0 is not allowed"),
+    (["--problem-param", "lamda=0.1"], r"problem 'linreg': unknown key\(s\) \['lamda'\]"),
+    (["--param", "step_c=-1e4"], r"fedavg: step_c=-10000.0 is not allowed"),
+])
+def test_cli_bad_input_is_a_clean_error_before_any_work(toy_npz, tmp_path, flags, message):
+    """Bad flags end with `error: ...` naming the key and what is allowed, no traceback, no output (#14, 5)."""
+    path, _, _ = toy_npz
+    out = tmp_path / "x.parquet"
+    with pytest.raises(SystemExit, match="error: .*" + message):
+        main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(path), "--out", str(out),
+              "--quiet", *flags])
+    assert not out.exists()
+
+
+def test_cli_numbers_are_numbers_and_non_finite_data_is_rejected(toy_npz, tmp_path):
+    path, X, y = toy_npz
+    out = tmp_path / "r.parquet"
+    assert main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(path), "--param", "step_c=5e-1",
+                 "--rounds", "2", "--out", str(out), "--quiet"]) == 0
+    assert '"step_c": 0.5' in pd.read_parquet(out)["params"].iloc[0]          # a number, not the string "5e-1"
+    with np.load(path) as z:
+        client = z["client"]
+    for name in ("X", "y"):
+        arrays = {"X": X.copy(), "y": y.copy(), "client": client}
+        arrays[name].flat[3] = np.nan
+        bad = tmp_path / f"nan_{name}.npz"
+        np.savez(bad, **arrays)
+        with pytest.raises(SystemExit, match=rf"error: .*nan_{name}.npz: {name} has 1 non-finite value"):
+            main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(bad), "--out", str(out),
+                  "--quiet"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fedrepro.algorithms import make_algorithm
-from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
@@ -66,6 +66,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
     stop = build_stop(cell.get("stop"), problem, reference)
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
+    check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
                   attack=build_attack(cell.get("attack")), **settings)
     if replay is not None:

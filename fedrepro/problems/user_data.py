@@ -28,6 +28,10 @@ def load_client_npz(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarra
         extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
     if not (len(X) == len(y) == len(client)):
         raise ValueError(f"{path}: X, y and client must have the same length; got {len(X)}, {len(y)}, {len(client)}")
+    for name, arr in (("X", X), ("y", y), *extra.items()):
+        if np.issubdtype(np.asarray(arr).dtype, np.number) and not np.all(np.isfinite(arr)):
+            bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+            raise ValueError(f"{path}: {name} has {bad} non-finite value(s) (NaN or inf); clean the data first")
     ids = np.unique(client)
     if ids[0] != 0 or ids[-1] != len(ids) - 1:
         raise ValueError(f"{path}: client ids must be 0..m-1 with every client non-empty; got {ids[:10]}...")
