@@ -52,8 +52,16 @@ def test_round_cap_eval_every_and_metrics_recorded():
 def test_divergence_is_a_status_not_a_crash():
     p = make_problem()
     res = simulate(p, LocalGD(step=3.0), k0=5, max_rounds=500, seed=0)
-    assert res.status == "diverged" and res.stop_reason == "diverged"
-    assert res.rounds < 500
+    assert res.status == "diverged" and res.stop_reason.startswith("diverged: objective above")
+    f0 = res.trace[0]["objective"]
+    assert abs(res.trace[-1]["objective"]) > 1e12 * max(1.0, abs(f0))          # the default threshold
+    assert all(abs(t["objective"]) <= 1e12 * max(1.0, abs(f0)) for t in res.trace[:-1])
+    # without the threshold the run goes on until a value is not finite (#14, 3: 1e227 was 'max_rounds')
+    late = simulate(p, LocalGD(step=3.0), k0=5, max_rounds=500, seed=0, diverge_factor=None)
+    assert late.status == "diverged" and late.stop_reason == "diverged" and late.rounds > res.rounds
+    assert not np.isfinite(late.trace[-1]["objective"]) or not np.all(np.isfinite(late.w))
+    with pytest.raises(ValueError, match=r"run: diverge_factor=0.5 is not allowed"):
+        simulate(p, LocalGD(), max_rounds=2, diverge_factor=0.5)
 
 
 def test_target_rule_and_bad_k0():

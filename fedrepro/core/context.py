@@ -17,7 +17,7 @@ from fedrepro.core.store import DEFAULT_STORE_BUDGET_MB, RUN_STORE_KINDS, Client
 # Run settings, defined once: the loop's keyword defaults, the experiments' cell defaults and the CLI's.
 RUN_DEFAULTS = {"k0": 1, "rho": 1.0, "max_rounds": 100, "eval_every": 1, "time_limit": None}
 # Settings a cell carries only when given (so existing cells keep their ids).
-RUN_OPTIONAL = {"metrics": None, "store": "dense", "store_budget_mb": DEFAULT_STORE_BUDGET_MB, "sample_count": "ceil"}
+RUN_OPTIONAL = {"metrics": None, "store": "dense", "diverge_factor": 1e12, "store_budget_mb": DEFAULT_STORE_BUDGET_MB, "sample_count": "ceil"}
 RUN_CONSTRAINTS = {
     "k0": [POSITIVE_INT],                           # local iterations per round
     "rho": [Interval(Real, 0, 1, closed="right")],  # participation rate
@@ -29,6 +29,8 @@ RUN_CONSTRAINTS = {
     "store_budget_mb": [POSITIVE],
     "sample_count": [Options(*COUNTS)],             # clients per round: ceil(rho m) | max(floor(rho m), 1)
     "seed": [NONNEGATIVE_INT],
+    # a run diverges when |objective| exceeds diverge_factor * max(1, |objective at round 0|)
+    "diverge_factor": [None, Interval(Real, 1, None, closed="neither")],
 }
 
 

@@ -27,8 +27,23 @@ def _label(row, cols) -> str:
 
 
 
+PLOT_CEILING = 1e100    # values beyond it (or not finite) are not drawn: the run has diverged
+
+
+def _plottable(values: pd.Series, logy: bool) -> pd.Series:
+    """``values`` as floats with what cannot be drawn set to NaN: non-finite, beyond
+    :data:`PLOT_CEILING` in magnitude, and non-positive on a log axis."""
+    v = values.astype(float)
+    keep = np.isfinite(v) & (v.abs() <= PLOT_CEILING)
+    if logy:
+        keep &= v > 0
+    return v.where(keep)
+
+
 def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2"), logy: bool = False, **_):
-    """Median over seeds of each metric vs communication round, one line per algorithm x setting."""
+    """Median over seeds of each metric vs communication round, one line per algorithm x setting.
+    Values that cannot be drawn are dropped (:func:`_plottable`): a diverged run's line ends and
+    its last drawn point is marked x."""
     metrics = ([m for m in metrics if m in df.columns]
                or [m for m in ("objective", "test_accuracy", "test_loss") if m in df.columns][:1] or ["objective"])
     cols = swept_columns(df)
@@ -36,9 +51,12 @@ def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2")
     keys = ["algorithm"] + cols
     for ax, metric in zip(axes[0], metrics):
         for key, g in df.groupby(keys, dropna=False):
-            med = g.groupby("round")[metric].median()
+            med = _plottable(g[metric], logy).groupby(g["round"]).median().dropna()
             row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-            ax.plot(med.index, med.values, label=_label(row, cols))
+            (line,) = ax.plot(med.index, med.values, label=_label(row, cols))
+            if len(med) and "status" in g and (g["status"] == "diverged").any():
+                ax.plot(med.index[-1:], med.values[-1:], "x", color=line.get_color(), markersize=9,
+                        label=None)             # a diverged run: its line ends at the marked point
         ax.set_xlabel("communication round")
         ax.set_ylabel(f"{metric} (median over seeds)")
         if logy:
@@ -59,7 +77,10 @@ def plot_sweep(summary: pd.DataFrame, out: Path, metrics=("objective",), logy: b
         for j, col in enumerate(cols):
             ax = axes[i][j]
             for alg, g in summary.groupby("algorithm"):
-                stats = g.groupby(col)[metric].agg(["median", "min", "max"])
+                stats = (_plottable(g[metric], logy and metric != "rounds").groupby(g[col])
+                         .agg(["median", "min", "max"]).dropna())
+                if stats.empty:
+                    continue
                 x = np.arange(len(stats)) if stats.index.dtype.kind not in "iuf" else stats.index.values
                 ax.errorbar(x, stats["median"], yerr=[stats["median"] - stats["min"], stats["max"] - stats["median"]],
                             marker="o", capsize=3, label=alg)

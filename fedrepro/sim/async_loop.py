@@ -46,7 +46,8 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
                    time_budget: float | None = None, k0: int = RUN_DEFAULTS["k0"], seed: int = 0,
                    eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, progress=None,
                    time_limit: float | None = RUN_DEFAULTS["time_limit"], store: str = RUN_OPTIONAL["store"],
-                   metrics=RUN_OPTIONAL["metrics"]) -> RunResult:
+                   metrics=RUN_OPTIONAL["metrics"],
+                   diverge_factor: float | None = RUN_OPTIONAL["diverge_factor"]) -> RunResult:
     """Run the asynchronous update rule ``algorithm`` on ``problem`` with the virtual timing ``delays``.
 
     Parameters
@@ -64,7 +65,7 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
     seed, stop, progress, time_limit (wall seconds), store, metrics : as in :func:`fedrepro.sim.loop.simulate`.
     """
     check_run_settings(k0=k0, max_rounds=max_iterations, eval_every=eval_every, time_limit=time_limit,
-                       store=store, metrics=metrics, seed=seed)
+                       store=store, metrics=metrics, seed=seed, diverge_factor=diverge_factor)
     validate_params("asynchronous run", {"tau": tau, "time_budget": time_budget}, ASYNC_CONSTRAINTS)
     if not isinstance(algorithm, AsyncAlgorithm):
         raise TypeError(f"simulate_async runs asynchronous update rules (AsyncAlgorithm); "
@@ -114,7 +115,7 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
             tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
                     "local_time": local[0], "local_cpu_time": local[1]}
             ended = record_evaluation(problem, algorithm, state, ctx, state.w, metrics, record, tail, trace,
-                                      progress, stop)
+                                      progress, stop, diverge_factor)
             if ended:
                 status, reason = ended
                 break

@@ -27,7 +27,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
              store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
              store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
-             sample_count: str = RUN_OPTIONAL["sample_count"], delays=None) -> RunResult:
+             sample_count: str = RUN_OPTIONAL["sample_count"], delays=None,
+             diverge_factor: float | None = RUN_OPTIONAL["diverge_factor"]) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
     Parameters
@@ -57,6 +58,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.core.sampling`); default
         ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
+    diverge_factor : the run ends as ``diverged`` when |objective| exceeds this factor times
+        max(1, |objective at round 0|) (default 1e12; None: only non-finite values count).
     store : how algorithms hold per-client state: ``"dense"`` (in-memory float64 arrays),
         ``"lazy"`` (rows created when first written, float32), ``"memmap"`` (lazy, in a temporary
         file) or ``"auto"``: dense when the algorithm's ``client_vectors`` dense stores fit in
@@ -71,7 +74,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     """
     check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
                        store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb,
-                       sample_count=sample_count)
+                       sample_count=sample_count, diverge_factor=diverge_factor)
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     check_stop_needs(stop, metrics)
@@ -107,7 +110,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
                     "local_time": local_time, "local_cpu_time": local_cpu_time,
                     **({"virtual_time": virtual_time} if timing is not None else {})}
             ended = record_evaluation(problem, algorithm, state, ctx, w, metrics, {"round": r, "iteration": r * ctx.k0},
-                                      tail, trace, progress, stop)
+                                      tail, trace, progress, stop, diverge_factor)
             if ended:
                 status, reason = ended
                 break

@@ -43,12 +43,14 @@ class RunResult:
 
 
 def record_evaluation(problem, algorithm, state, ctx, w, metrics, record: dict, tail: dict, trace: list,
-                      progress=None, stop=None) -> tuple[str, str] | None:
+                      progress=None, stop=None, diverge_factor: float | None = None) -> tuple[str, str] | None:
     """The evaluation step both loops share: evaluate ``w`` (the run's ``metrics``), complete
     ``record`` (head fields given) with the evaluated metrics, the algorithm's round metrics, its
     state metrics and ``tail`` (clocks), append it to ``trace``, report it to ``progress``, and
     return ``(status, reason)`` when the run ends here: ``diverged`` when an evaluated metric or the
-    model is not finite, ``converged`` when ``stop`` fires; else None."""
+    model is not finite, or when |objective| exceeds ``diverge_factor`` x max(1, |objective at the
+    first evaluation|) (reason ``diverged: objective above <bound>``); ``converged`` when ``stop``
+    fires; else None."""
     with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
         evaluated = problem.evaluate(w, metrics)
     record.update(evaluated)
@@ -60,6 +62,10 @@ def record_evaluation(problem, algorithm, state, ctx, w, metrics, record: dict, 
         progress(record)
     if not (all(np.isfinite(v) for v in evaluated.values()) and np.all(np.isfinite(w))):
         return "diverged", "diverged"
+    if diverge_factor is not None and "objective" in evaluated:
+        bound = diverge_factor * max(1.0, abs(trace[0]["objective"]))
+        if abs(evaluated["objective"]) > bound:
+            return "diverged", f"diverged: objective above {bound:.3g}"
     fired = stop.check(trace, ctx) if stop is not None else None
     if fired:
         return "converged", fired
