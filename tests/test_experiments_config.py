@@ -138,3 +138,24 @@ def test_data_download_flag_from_the_command_line():
     assert cfg["data"]["download"] is True
     with pytest.raises(ConfigError, match="data.download"):
         validate_config({"scale": "quick", "papers": [], "data": {"download": 3}})
+
+
+def test_inserting_a_sweep_value_reruns_only_the_new_cells_batches():
+    """Batch membership is a function of the cells' content (#14, 2): inserting a value in the
+    middle of a sweep list keeps every batch that does not receive a new cell."""
+    from fedrepro.experiments.cells import batches
+
+    def block(values):
+        return {"problem": {"name": "linreg_synthetic", "m": 10, "n": 5}, "algorithms": {"fedadmm": None},
+                "grid": {"k0": values}, "seeds": 2, "max_rounds": 3}
+
+    values = list(range(1, 21))
+    before = batches(expand("p", "e", block(values[:1] + values[2:]), "quick"), 3)     # 19 values, 2 missing
+    after = batches(expand("p", "e", block(values), "quick"), 3)                       # 2 inserted near the top
+    new_cells = {c["cell"] for cs in after.values() for c in cs} - {c["cell"] for cs in before.values() for c in cs}
+    assert len(new_cells) == 2                                               # k0 = 2, two seeds
+    # only the jobs of the (at most two) buckets that received a new cell change; before the fix an
+    # insertion re-cut every job after it (here all 13)
+    gone, kept = set(before) - set(after), set(before) & set(after)
+    assert len(gone) <= 4 and len(kept) >= len(before) - 4
+    assert all(len(cs) <= 3 for cs in after.values())

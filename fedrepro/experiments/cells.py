@@ -268,17 +268,31 @@ def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
     put up to that many cells *of the same algorithm* into one job, which saves the
     per-process start-up (~1-2 s) on small quick-scale cells; a batch never holds both a
     run and a run whose stop rule refers to it, so references always lie in other batches.
+
+    Membership is a function of the cells' content, not of their position in the config: a
+    cell goes to bucket ``int(cell_id) mod n_buckets`` (``n_buckets``: the power of two at or
+    below len(group) / cells_per_job), and a bucket is cut, in cell-id order, into jobs of at most
+    ``cells_per_job``. Inserting a value in a sweep list therefore changes only the bucket(s) of
+    the new cells (a job or two re-run), not every job after it.
     """
     if cells_per_job < 1:
         raise ConfigError(f"cells_per_job={cells_per_job} must be >= 1")
+    if cells_per_job == 1:
+        return {c["cell"]: [c] for c in cells}
     by_alg: dict[str, list] = {}
     for c in cells:
         by_alg.setdefault(c["algorithm"], []).append(c)
     out = {}
     for group in by_alg.values():
-        for i in range(0, len(group), cells_per_job):
-            chunk = group[i:i + cells_per_job]
-            key = chunk[0]["cell"] if len(chunk) == 1 else "b" + hashlib.sha256(
-                "".join(c["cell"] for c in chunk).encode()).hexdigest()[:11]
-            out[key] = chunk
+        n_buckets = 1 << max(0, (len(group) // cells_per_job).bit_length() - 1)
+        buckets: dict[int, list] = {}
+        for c in group:
+            buckets.setdefault(int(c["cell"], 16) % n_buckets, []).append(c)
+        for bucket in buckets.values():
+            bucket.sort(key=lambda c: c["cell"])
+            for i in range(0, len(bucket), cells_per_job):
+                chunk = bucket[i:i + cells_per_job]
+                key = chunk[0]["cell"] if len(chunk) == 1 else "b" + hashlib.sha256(
+                    "".join(c["cell"] for c in chunk).encode()).hexdigest()[:11]
+                out[key] = chunk
     return out
