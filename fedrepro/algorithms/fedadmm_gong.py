@@ -134,12 +134,14 @@ class FedADMMGong(FedProxSGD):
             g += state.y_old                                                      # + y_i
 
     def client_upload(self, state, problem, ctx, j, client, w, steps):
-        w64, theta64 = w.astype(np.float64), state.w.astype(np.float64)
-        delta = w64 - state.w_old.astype(np.float64)                              # w - w_old
+        w64 = w.astype(np.float64)
+        delta = w64 - state.w_old                                                 # w - w_old (float64)
         if self.dual_ascent:
-            moved = w64 - theta64                                                 # (y_new - y_old) / rho_t
-            state.Y[client] = (state.y_old + state.rho_now * moved).astype(state.w.dtype)
+            moved = w64 - state.w                                                 # (y_new - y_old) / rho_t
             delta += moved
+            moved *= state.rho_now
+            moved += state.y_old
+            state.Y[client] = moved                                               # y_old + rho_t (w - theta^t)
         if self.local_init == "local":
             state.W[client] = w
             state.visited[client] = True
