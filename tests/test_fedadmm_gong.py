@@ -331,3 +331,28 @@ def test_option_i_lazy_store_holds_only_visited_clients_and_matches_dense():
     st.w = alg.aggregate(st, p, ctx, 0)
     alg.receive(st, p, ctx, np.array([1, 4]), alg.client_update(st, p, ctx, np.array([1, 4]), 0), 0)
     assert st.W.written == 2 and st.Y.written == 2 and st.visited.tolist() == [False, True, False, False, True, False]
+
+
+def test_first_visits_under_option_i_are_option_ii_and_later_visits_differ():
+    """Spec §7 A1: with first_visit_init: global, Options I and II coincide until a client returns."""
+    p = tiny(sizes=(6, 9, 7, 5, 8, 4))
+    one = {init: drive(make_algorithm("fedadmm_gong", local_init=init, E=2, B=4), p, 1, rho=1 / 2)[0]
+           for init in ("local", "global")}
+    np.testing.assert_array_equal(one["local"], one["global"])
+    assert np.array_equal(drive(make_algorithm("fedadmm_gong", first_visit_init="theta0", E=2, B=4), p, 1,
+                                rho=1 / 2)[0], one["local"])          # round 0: theta^t = theta^0
+    later = {init: drive(make_algorithm("fedadmm_gong", local_init=init, E=2, B=4), p, 4, rho=1 / 2)[0]
+             for init in ("local", "global")}
+    assert not np.allclose(later["local"], later["global"])
+
+
+@pytest.mark.parametrize("name, width, dtype", [("fedadmm_gong", 1, np.float64), ("fedprox_sgd", 1, np.float32),
+                                                ("fedsgd", 1, np.float32), ("scaffold", 2, np.float32)])
+def test_upload_sizes(name, width, dtype):
+    """d floats per client (FedADMM's message as the exact float64 difference), SCAFFOLD 2 d (§3.6)."""
+    p = f32()
+    alg = make_algorithm(name)
+    ctx = RunContext(seed=0, rho=0.5, sampler=UniformSampler(p.m, 0.5, 0))
+    st = alg.init(p, ctx)
+    U = alg.client_update(st, p, ctx, np.array([0, 3]), 0)
+    assert U.shape == (2, width * p.dim) and U.dtype == dtype

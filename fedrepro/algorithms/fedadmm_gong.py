@@ -28,7 +28,9 @@ rho_t = rho, or rho_2 from round ``rho_switch`` on (Fig. 9; the stored y_i are k
 FedProx, and with rho = 0 FedAvg: the paper's Section III-B reduction, §7 A2).
 
 Delta_i is computed and uploaded in float64 from the model-dtype vectors (the exact
-difference of float32 models), so the server step loses nothing to cancellation.
+difference of float32 models; one float64 row per client = the two float32 rows the memory
+estimate counts), so the server step loses nothing to cancellation and the reduction to
+FedProx/FedAvg holds bit for bit.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ trains E epochs of minibatch SGD from theta^t with the corrected gradient (momen
     c_i^+ = c_i - c + (theta^t - y) / (K lr)                                        (option II)
     upload [Delta y_i = y - theta^t, Delta c_i = c_i^+ - c_i]  (2 d floats) ;  c_i <- c_i^+
 
+(differences formed in float64, uploaded in the model dtype: the memory estimate's upload term).
+
 K = the client's actual number of local steps E_i ceil(n_i / B) (``K: actual_steps``) or the early
 code's constant 50 (``K: fixed_50``). Server, with eta_g the global step::
 
@@ -72,7 +74,7 @@ class Scaffold(FedAvgSGD):
         c_new = state.c_old - state.c - dy / (K * self.lr)                   # option II
         state.C[client] = c_new
         c_new = np.asarray(state.C[client], dtype=np.float64)                # as stored: c = mean_i c_i stays exact
-        return np.concatenate([dy, c_new - state.c_old])
+        return np.concatenate([dy, c_new - state.c_old]).astype(state.w.dtype)     # 2 d floats, model dtype
 
     def aggregate(self, state, problem, ctx, r):
         if state.uploads is None:
