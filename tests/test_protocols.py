@@ -170,6 +170,8 @@ RUNS = {   # algorithm -> (problem, params, k0)
     "lfrpg": ("softmax", {"T": 2}, 2), "rsa": ("softmax", {}, 1), "krum": ("softmax", {"f": 1}, 1),
     "geomed": ("softmax", {}, 1), "sgd_mean": ("softmax", {}, 1),
     "fedavg_sgd": ("neural", {"E": 2, "B": 7, "random_epochs": True}, 1),
+    "fedadmm_gong": ("neural", {"E": 2, "B": 7}, 1), "fedprox_sgd": ("neural", {"E": 2, "B": 7}, 1),
+    "fedsgd": ("neural", {}, 1), "scaffold": ("neural", {"E": 2, "B": 7}, 1),
 }
 
 

@@ -26,6 +26,11 @@ _REGISTRY = {
     "sgd_mean": "fedrepro.algorithms.sgd_mean:SGDMean",
     # neural models: local epochs of minibatch SGD (McMahan et al. 2017; spec 003)
     "fedavg_sgd": "fedrepro.algorithms.fedavg_sgd:FedAvgSGD",
+    # Gong, Li & Freris, "FedADMM: A Robust Federated Deep Learning Framework" (spec 003) and its baselines
+    "fedadmm_gong": "fedrepro.algorithms.fedadmm_gong:FedADMMGong",
+    "fedprox_sgd": "fedrepro.algorithms.fedprox_sgd:FedProxSGD",
+    "fedsgd": "fedrepro.algorithms.fedsgd:FedSGD",
+    "scaffold": "fedrepro.algorithms.scaffold:Scaffold",
 }
 
 

@@ -4,6 +4,9 @@ Each selected client trains E epochs of minibatch SGD (B) from the global model
 (:mod:`fedrepro.algorithms.local_epochs`) and uploads its model; the server averages them:
 
     theta^{t+1} = sum_{i in S} p_i w_i^{t+1} / sum_{i in S} p_i,   p_i = n_i (McMahan) or 1 (Gong et al.)
+
+:meth:`FedAvgSGD.upload_mean` (that weighted mean of the last round's uploads, float64) is the
+server average the relatives on the harness share (FedProx, FedSGD, SCAFFOLD, FedADMM-Gong).
 """
 from __future__ import annotations
 
@@ -25,14 +28,21 @@ class FedAvgSGD(LocalEpochs):
     name = "fedavg_sgd"
     constraints = {"aggregation": [Options("data_size", "unweighted")]}
 
-    def aggregate(self, state, problem, ctx, r):
-        if state.uploads is None:
-            return state.w
+    def upload_mean(self, state, problem, cols: slice = slice(None)) -> np.ndarray:
+        """sum_j p_j U_j / sum_j p_j over the last round's uploads (columns ``cols``), accumulated in
+        float64 one row at a time; p_j = n_j (``data_size``) or 1 (``unweighted``)."""
         p = (problem.client_sizes[state.senders].astype(np.float64) if self.aggregation == "data_size"
              else np.ones(len(state.senders)))
         p /= p.sum()
-        theta = np.zeros(state.uploads.shape[1], dtype=np.float64)
-        for pj, row in zip(p, state.uploads):         # float64 accumulation, one row at a time
-            theta += pj * row
+        rows = state.uploads[:, cols]
+        out = np.zeros(rows.shape[1], dtype=np.float64)
+        for pj, row in zip(p, rows):
+            out += pj * row
+        return out
+
+    def aggregate(self, state, problem, ctx, r):
+        if state.uploads is None:
+            return state.w
+        theta = self.upload_mean(state, problem)
         state.uploads = None
         return theta.astype(state.w.dtype)

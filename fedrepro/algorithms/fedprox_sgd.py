@@ -1,0 +1,66 @@
+"""FedProx (Li et al., MLSys 2020) with local minibatch SGD, as in Gong et al.'s baselines (spec 003 §3.5).
+
+Client i of round t solves min_w f_i(w) + (rho/2)||w - theta^t||^2 inexactly: E_i ~ U{1..E}
+epochs of minibatch SGD (``random_epochs``, default; fixed E otherwise) from theta^t, the
+proximal gradient added at every step (momentum acts on the sum)::
+
+    g <- grad mean loss(w; b) + rho (w - theta^t) ;  v <- mu v + g ;  w <- w - lr v
+
+and uploads w; the server averages the models as FedAvg does (unweighted by default, Gong et
+al.'s ``average_weights``; ``aggregation: data_size`` weights n_i). rho = 0 is FedAvg.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedrepro.algorithms.fedavg_sgd import FedAvgSGD
+from fedrepro.algorithms.local_epochs import LocalEpochsState
+from fedrepro.core.params import NONNEGATIVE
+
+
+@dataclass(slots=True)
+class FedProxSGDState(LocalEpochsState):
+    rho_now: float = 0.0                  # the proximal coefficient of the round being trained
+    scratch: np.ndarray | None = None     # (dim,) work vector of the proximal term
+
+
+def add_proximal(state, w: np.ndarray, g: np.ndarray) -> None:
+    """g += rho_now (w - theta^t) in place, in the model dtype (theta^t = state.w, the broadcast model);
+    nothing for rho_now = 0. The one proximal term FedProx and FedADMM-Gong share."""
+    if not state.rho_now:
+        return
+    tmp = state.scratch
+    if tmp is None or tmp.shape != w.shape or tmp.dtype != w.dtype:
+        tmp = state.scratch = np.empty_like(w)
+    np.subtract(w, state.w, out=tmp)
+    tmp *= w.dtype.type(state.rho_now)
+    g += tmp
+
+
+@dataclass
+class FedProxSGD(FedAvgSGD):
+    """rho : proximal coefficient (FedProx's mu; spec 003 §3.5: 0.1, Table III grid {0.001 .. 1}).
+    Defaults of Gong et al.: random epochs, momentum 0.5, unweighted average. Other parameters:
+    :class:`~fedrepro.algorithms.fedavg_sgd.FedAvgSGD`."""
+
+    momentum: float = 0.5
+    random_epochs: bool = True
+    aggregation: str = "unweighted"
+    rho: float = 0.1
+
+    name = "fedprox_sgd"
+    state_class = FedProxSGDState
+    constraints = {"rho": [NONNEGATIVE]}
+
+    def rho_at(self, r: int) -> float:
+        """The proximal coefficient of round r (constant here; FedADMM-Gong schedules it)."""
+        return float(self.rho)
+
+    def client_update(self, state, problem, ctx, clients, r):
+        state.rho_now = self.rho_at(r)
+        return super().client_update(state, problem, ctx, clients, r)
+
+    def local_gradient(self, state, problem, ctx, j, client, w, g):
+        add_proximal(state, w, g)

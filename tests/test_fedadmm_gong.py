@@ -1,0 +1,358 @@
+"""Gong, Li & Freris (ICDE 2022): FedADMM (Alg. 1, Options I/II, diagnostic aliasing) and the baselines
+FedSGD, FedProx, SCAFFOLD on the local-epochs harness (spec 003 §3, §7 A-C).
+
+Every update rule is checked against a hand-written reference of the spec's pseudo-code on a tiny
+float64 MLP (the gradient oracle is the model's; the local solver, duals, messages, control variates
+and server steps are written out here), and the paper's reduction FedADMM -> FedProx / FedAvg
+(spec §7 A2) bit for bit on float32."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms.base import client_vectors
+from fedrepro.core.context import RunContext
+from fedrepro.core.rng import stream
+from fedrepro.core.sampling import UniformSampler
+from fedrepro.nn import ModelSpec, build_model, mlp
+from fedrepro.problems import problem_class
+from fedrepro.problems.neural import NeuralProblem
+from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.loop import simulate
+from tests.toys import Quadratic
+
+SPEC = ModelSpec((4,), mlp((5,), 3), "torch", "softmax_ce")
+GONG = ("fedadmm_gong", "fedprox_sgd", "fedsgd", "scaffold")
+
+
+def tiny(sizes=(6, 9, 7), dtype=np.float64, seed=0) -> NeuralProblem:
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X = rng.normal(size=(n, 4))
+    y = X[:, :3].argmax(axis=1).astype(np.int64)
+    parts = np.split(rng.permutation(n), np.cumsum(sizes)[:-1])
+    return NeuralProblem(build_model(SPEC, dtype=dtype), X, y, parts)
+
+
+def drive(alg, p, rounds, seed=0, rho=2 / 3):
+    """The loop of fedrepro.sim.loop written out (no evaluation): returns (theta^rounds, state)."""
+    ctx = RunContext(seed=seed, rho=rho, sampler=UniformSampler(p.m, rho, seed))
+    state = alg.init(p, ctx)
+    for r in range(rounds):
+        state.w = alg.aggregate(state, p, ctx, r)
+        S = ctx.clients(r)
+        alg.receive(state, p, ctx, S, alg.client_update(state, p, ctx, S, r), r)
+    return alg.aggregate(state, p, ctx, rounds), state
+
+
+# ---- the reference: spec 003 §3 pseudo-code, written out ---------------------------------------
+def grad(p, w, batch):
+    return p.model.loss_and_grad(w, p.X[batch], p.y[batch])[1]
+
+
+def local_sgd(p, c, start, epochs, B, lr, mu, extra, seed, t):
+    """Epochs of minibatch SGD (batches: the problem's shuffles from ("minibatch", t, c)); momentum
+    v <- mu v + g, w <- w - lr v, v = 0 at the start (§3 'Momentum'). Returns (w, number of steps)."""
+    w, v, k = start.copy(), np.zeros_like(start), 0
+    for batch in p.epoch_batches(stream(seed, "minibatch", t, c), c, B, epochs):
+        g = grad(p, w, batch) + extra(w)
+        v = mu * v + g
+        w = w - lr * v
+        k += 1
+    return w, k
+
+
+def epochs_of(seed, t, n, E, random):
+    return stream(seed, "epochs", t).integers(1, E + 1, size=n) if random else np.full(n, E)
+
+
+def ref_fedadmm(p, rounds, seed=0, rho_part=2 / 3, *, lr=0.1, mu=0.5, E=3, B="full", random=True,
+                rho=lambda t: 0.5, eta=lambda t: 1.0, init="local", first_visit="global"):
+    """Spec §3.1 (Option I), §3.2 (Option II, sequential_shared); Delta_i by eq. (4) as written."""
+    theta = p.init_params(stream(seed, "init"))
+    theta0 = theta.copy()
+    W, Y = {}, defaultdict(lambda: np.zeros(p.dim))
+    sampler = UniformSampler(p.m, rho_part, seed)
+    for t in range(rounds):
+        S = sampler(t)
+        Ei = epochs_of(seed, t, len(S), E, random)
+        deltas, prev = [], None
+        for j, c in enumerate(S):
+            if init == "local":
+                start = W.get(c, theta0 if first_visit == "theta0" else theta)
+            elif init == "global":
+                start = theta
+            else:
+                start = theta if j == 0 else prev
+            y_old = Y[c]
+            w, _ = local_sgd(p, c, start, Ei[j], B, lr, mu, lambda w: y_old + rho(t) * (w - theta), seed, t)
+            y_new = y_old + rho(t) * (w - theta)                                     # Alg. 1 line 24
+            deltas.append((w + y_new / rho(t)) - (start + y_old / rho(t)))           # eq. (4)
+            Y[c] = y_new
+            if init == "local":
+                W[c] = w
+            prev = w
+        theta = theta + eta(t) * np.mean(deltas, axis=0)                             # eq. (5)
+    return theta, W, Y
+
+
+def close(a, b):
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+# ---- FedADMM ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("init, first_visit", [("local", "global"), ("local", "theta0"), ("global", "global"),
+                                               ("sequential_shared", "global")])
+def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit):
+    p = tiny()
+    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", rho=0.5, local_init=init,
+                         first_visit_init=first_visit)
+    theta, st = drive(alg, p, rounds=4)
+    ref, W, Y = ref_fedadmm(p, 4, rho=lambda t: 0.5, init=init, first_visit=first_visit)
+    close(theta, ref)
+    assert set(Y) == {0, 1, 2}                                   # every client took part (not all every round)
+    for c in Y:
+        close(st.Y[c], Y[c])
+        if init == "local":
+            close(st.W[c], W[c])
+    assert (st.W is None) == (init != "local")
+    # the variants genuinely differ
+    if init != "local" or first_visit != "global":
+        assert not np.allclose(theta, ref_fedadmm(p, 4, rho=lambda t: 0.5)[0])
+
+
+def test_fedadmm_minibatches_momentum_and_schedules_by_hand():
+    """B < n_i (shuffled minibatches, last partial batch kept), rho and eta switching at round 2."""
+    p = tiny()
+    alg = make_algorithm("fedadmm_gong", lr=0.05, momentum=0.5, E=2, B=4, rho=0.2, rho_2=1.5, rho_switch=2,
+                         eta=1.0, eta_2=0.5, eta_switch=2)
+    theta, _ = drive(alg, p, rounds=4)
+    sched = lambda a, b: (lambda t: a if t < 2 else b)           # noqa: E731
+    close(theta, ref_fedadmm(p, 4, lr=0.05, E=2, B=4, rho=sched(0.2, 1.5), eta=sched(1.0, 0.5))[0])
+    # a switch one round late is a different run: the schedule acts at the round named
+    late = ref_fedadmm(p, 4, lr=0.05, E=2, B=4, rho=lambda t: 0.2 if t < 3 else 1.5,
+                       eta=lambda t: 1.0 if t < 3 else 0.5)[0]
+    assert not np.allclose(theta, late)
+
+
+def test_schedules_switch_at_the_named_round():
+    alg = make_algorithm("fedadmm_gong", eta=1.0, eta_2=0.5, eta_switch=60, rho=0.01, rho_2=0.1, rho_switch=3)
+    assert [alg.eta_at(t) for t in (0, 59, 60, 99)] == [1.0, 1.0, 0.5, 0.5]
+    assert [alg.rho_at(t) for t in (0, 2, 3, 4)] == [0.01, 0.01, 0.1, 0.1]
+    plain = make_algorithm("fedadmm_gong", eta=1.5, rho=0.02)
+    assert {plain.eta_at(t) for t in range(200)} == {1.5} and {plain.rho_at(t) for t in range(200)} == {0.02}
+
+
+def test_option_ii_message_is_twice_the_model_change_and_eta_half_averages_the_models():
+    p = tiny()
+    alg = make_algorithm("fedadmm_gong", local_init="global", eta=0.5, E=2, B="full", random_epochs=False)
+    ctx = RunContext(seed=3, rho=2 / 3, sampler=UniformSampler(p.m, 2 / 3, 3))
+    st = alg.init(p, ctx)
+    st.w = alg.aggregate(st, p, ctx, 0)
+    U = alg.client_update(st, p, ctx, np.array([0, 2]), 0)
+    W = (st.w + U / 2)                                            # the returned local models
+    alg.receive(st, p, ctx, np.array([0, 2]), U, 0)
+    close(alg.aggregate(st, p, ctx, 1), W.mean(axis=0))          # spec §3.2: eta = 0.5 -> plain average
+    for j, c in enumerate([0, 2]):
+        w, _ = local_sgd(p, c, st.w, 2, "full", 0.1, 0.5, lambda w: 0.01 * (w - st.w), 3, 0)
+        close(U[j], 2 * (w - st.w))
+
+
+def test_tracking_invariant_with_eta_s_over_m_and_theta0_first_visits():
+    """Spec §3.1: eta = |S|/m, w_i^0 = theta^0, y_i^0 = 0 => theta^t = (1/m) sum_i (w_i + y_i/rho)."""
+    p = tiny(sizes=(6, 9, 7, 5, 8, 4))
+    alg = make_algorithm("fedadmm_gong", eta=2 / 6, rho=0.5, first_visit_init="theta0", E=2, B=3)
+    for rounds in (1, 3, 5):
+        theta, st = drive(alg, p, rounds, rho=2 / 6)
+        close(theta, (st.W.to_array() + st.Y.to_array() / 0.5).mean(axis=0))
+    theta, st = drive(make_algorithm("fedadmm_gong", eta=1.0, rho=0.5, first_visit_init="theta0", E=2, B=3),
+                      p, 3, rho=2 / 6)
+    assert not np.allclose(theta, (st.W.to_array() + st.Y.to_array() / 0.5).mean(axis=0))   # eta = 1 extrapolates
+
+
+# ---- the reduction of Section III-B (spec §7 A2), bit for bit ------------------------------------
+def f32():
+    return tiny(sizes=(6, 9, 7, 11), dtype=np.float32, seed=1)
+
+
+def run(name, **kw):
+    common = dict(lr=0.1, momentum=0.5, E=3, B=4)
+    return simulate(f32(), make_algorithm(name, **{**common, **kw}), rho=0.5, max_rounds=5, seed=4,
+                    metrics=["objective"])
+
+
+def test_fedadmm_without_dual_option_ii_eta_1_is_fedprox_and_fedavg_bit_for_bit():
+    admm = dict(local_init="global", dual_ascent=False, eta=1.0)
+    prox = run("fedprox_sgd", rho=0.3)
+    same = run("fedadmm_gong", rho=0.3, **admm)
+    assert prox.w.dtype == np.float32 and np.array_equal(prox.w, same.w)
+    assert [t["objective"] for t in prox.trace] == [t["objective"] for t in same.trace]
+    avg = run("fedavg_sgd", aggregation="unweighted")
+    same0 = run("fedadmm_gong", rho=0.0, random_epochs=False, **admm)
+    assert np.array_equal(avg.w, same0.w)
+    # ... and only there: with the dual, with Option I, or with eta != 1 it is another algorithm
+    for other in ({**admm, "dual_ascent": True}, {**admm, "local_init": "local"}, {**admm, "eta": 0.9}):
+        assert not np.allclose(run("fedadmm_gong", rho=0.3, **other).w, prox.w, atol=1e-4)
+    assert not np.array_equal(prox.w, avg.w)
+
+
+# ---- FedProx, FedSGD -----------------------------------------------------------------------
+@pytest.mark.parametrize("aggregation", ["unweighted", "data_size"])
+def test_fedprox_by_hand(aggregation):
+    p = tiny()
+    theta, _ = drive(make_algorithm("fedprox_sgd", rho=0.7, E=3, B=4, aggregation=aggregation), p, 3)
+    ref = p.init_params(stream(0, "init"))
+    for t in range(3):
+        S = UniformSampler(p.m, 2 / 3, 0)(t)
+        Ei = epochs_of(0, t, len(S), 3, True)
+        ws = [local_sgd(p, c, ref, Ei[j], 4, 0.1, 0.5, lambda w, th=ref: 0.7 * (w - th), 0, t)[0]
+              for j, c in enumerate(S)]
+        q = p.client_sizes[S] if aggregation == "data_size" else np.ones(len(S))
+        ref = (q @ np.array(ws)) / q.sum()
+    close(theta, ref)
+
+
+@pytest.mark.parametrize("aggregation", ["unweighted", "data_size"])
+def test_fedsgd_by_hand(aggregation):
+    p = tiny()
+    alg = make_algorithm("fedsgd", lr=0.5, aggregation=aggregation)
+    theta, st = drive(alg, p, 3, rho=1.0)
+    ref = p.init_params(stream(0, "init"))
+    q = p.client_sizes if aggregation == "data_size" else np.ones(3)
+    for t in range(3):
+        G = np.array([grad(p, ref, p.parts[c]) for c in range(3)])
+        ref = ref - 0.5 * (q @ G) / q.sum()
+    close(theta, ref)
+    assert st.steps.tolist() == [1, 1, 1]
+    st.w = theta                                                 # the uploads are the gradients at theta^t
+    U = alg.client_update(st, p, RunContext(seed=0), np.array([0, 2]), 3)
+    np.testing.assert_array_equal(U, [grad(p, theta, p.parts[0]), grad(p, theta, p.parts[2])])
+
+
+# ---- SCAFFOLD -----------------------------------------------------------------------------
+@pytest.mark.parametrize("K", ["actual_steps", "fixed_50"])
+def test_scaffold_control_variates_by_hand(K):
+    p = tiny()
+    lr, E, B = 0.1, 2, 4
+    theta, st = drive(make_algorithm("scaffold", lr=lr, E=E, B=B, K=K), p, 4)
+    ref = p.init_params(stream(0, "init"))
+    c, C = np.zeros(p.dim), np.zeros((p.m, p.dim))
+    for t in range(4):
+        S = UniformSampler(p.m, 2 / 3, 0)(t)
+        dys, dcs = [], []
+        for c_id in S:
+            y, k = local_sgd(p, c_id, ref, E, B, lr, 0.0, lambda w, ci=C[c_id].copy(), cc=c.copy(): cc - ci, 0, t)
+            assert k == E * math.ceil(p.client_sizes[c_id] / B)          # the true step count
+            Kc = k if K == "actual_steps" else 50
+            ci_new = C[c_id] - c + (ref - y) / (Kc * lr)                  # option II
+            dys.append(y - ref)
+            dcs.append(ci_new - C[c_id])
+            C[c_id] = ci_new
+        ref = ref + np.mean(dys, axis=0)
+        c = c + np.sum(dcs, axis=0) / p.m
+    close(theta, ref)
+    close(st.C.to_array(), C)
+    close(st.c, c)
+    close(st.c, C.mean(axis=0))                                   # c = mean_i c_i (all c_i start at 0)
+    assert st.steps.tolist() == [E * math.ceil(p.client_sizes[c] / B) for c in UniformSampler(p.m, 2 / 3, 0)(3)]
+
+
+def test_scaffold_k_changes_the_run():
+    p = tiny()
+    a = drive(make_algorithm("scaffold", E=2, B=4), p, 3)[0]
+    b = drive(make_algorithm("scaffold", E=2, B=4, K="fixed_50"), p, 3)[0]
+    assert not np.allclose(a, b)
+
+
+# ---- parameters, pairing, memory declaration -------------------------------------------------
+@pytest.mark.parametrize("name, params, match", [
+    ("fedadmm_gong", {"eta": 0}, "eta=0"), ("fedadmm_gong", {"rho": -0.1}, "rho=-0.1"),
+    ("fedadmm_gong", {"rho": 0.0}, "rho must be > 0 with dual_ascent"),
+    ("fedadmm_gong", {"rho_2": 0.0, "rho_switch": 5}, "rho must be > 0 with dual_ascent"),
+    ("fedadmm_gong", {"eta_2": 0.5}, "eta schedule needs both eta_2 and eta_switch"),
+    ("fedadmm_gong", {"rho_switch": 60}, "rho schedule needs both rho_2 and rho_switch"),
+    ("fedadmm_gong", {"eta_2": 0.5, "eta_switch": -1}, "eta_switch=-1"),
+    ("fedadmm_gong", {"local_init": "warm"}, "local_init='warm'"),
+    ("fedadmm_gong", {"first_visit_init": "zeros"}, "first_visit_init='zeros'"),
+    ("fedadmm_gong", {"dual_ascent": 1}, "dual_ascent=1"), ("fedadmm_gong", {"E": 0}, "E=0"),
+    ("fedprox_sgd", {"rho": -1.0}, "rho=-1.0"), ("fedprox_sgd", {"aggregation": "median"}, "aggregation"),
+    ("fedsgd", {"E": 2}, "E=2"), ("fedsgd", {"B": 10}, "B=10"), ("fedsgd", {"momentum": 0.5}, "momentum=0.5"),
+    ("fedsgd", {"random_epochs": True}, "random_epochs=True"), ("fedsgd", {"lr": 0}, "lr=0"),
+    ("scaffold", {"K": "fixed_10"}, "K='fixed_10'"), ("scaffold", {"eta_g": 0.0}, "eta_g=0.0"),
+])
+def test_invalid_parameters_are_rejected_by_name(name, params, match):
+    with pytest.raises(ValueError, match=f"{name}.*{match}"):
+        make_algorithm(name, **params)
+
+
+def test_valid_edge_parameters():
+    make_algorithm("fedadmm_gong", rho=0.0, dual_ascent=False)
+    make_algorithm("fedprox_sgd", rho=0.0)
+    make_algorithm("fedadmm_gong", eta_2=0.5, eta_switch=0, rho_2=1.0, rho_switch=60, B="full")
+
+
+@pytest.mark.parametrize("name", GONG)
+def test_pairs_with_the_neural_problem_only(name):
+    alg = make_algorithm(name)
+    check_pairing(alg, NeuralProblem)
+    with pytest.raises(ValueError, match=f"'{name}' cannot run on problem 'linreg_synthetic'.*EpochProblem"):
+        check_pairing(alg, problem_class("linreg_synthetic"), problem_name="linreg_synthetic")
+    with pytest.raises(ValueError, match="EpochProblem"):
+        simulate(Quadratic.random(), alg, max_rounds=1)
+
+
+def test_declared_client_vectors_and_defaults():
+    assert [client_vectors(make_algorithm(n)) for n in GONG] == [2, 0, 0, 1]
+    admm = make_algorithm("fedadmm_gong")
+    assert (admm.lr, admm.momentum, admm.rho, admm.eta, admm.random_epochs, admm.aggregation, admm.local_init,
+            admm.first_visit_init) == (0.1, 0.5, 0.01, 1.0, True, "unweighted", "local", "global")
+    prox = make_algorithm("fedprox_sgd")
+    assert (prox.rho, prox.momentum, prox.random_epochs, prox.aggregation) == (0.1, 0.5, True, "unweighted")
+    sc = make_algorithm("scaffold")
+    assert (sc.momentum, sc.random_epochs, sc.K, sc.eta_g, sc.aggregation) == (0.0, False, "actual_steps", 1.0,
+                                                                              "unweighted")
+    sgd = make_algorithm("fedsgd")
+    assert (sgd.lr, sgd.E, sgd.B, sgd.momentum) == (0.5, 1, "full", 0.0)
+    assert set(make_algorithm("fedadmm_gong").variants()) >= {"local_init", "first_visit_init", "aggregation"}
+
+
+def test_option_i_lazy_store_holds_only_visited_clients_and_matches_dense():
+    p = tiny(sizes=(6, 9, 7, 5, 8, 4), dtype=np.float32)
+    runs = {s: simulate(p, make_algorithm("fedadmm_gong", E=2, B=4), rho=1 / 3, max_rounds=2, seed=0, store=s,
+                        metrics=["objective"]) for s in ("dense", "lazy")}
+    assert np.array_equal(runs["dense"].w, runs["lazy"].w)
+    alg = make_algorithm("fedadmm_gong", E=2, B=4)
+    ctx = RunContext(seed=0, rho=1 / 3, sampler=UniformSampler(p.m, 1 / 3, 0), store="lazy")
+    st = alg.init(p, ctx)
+    st.w = alg.aggregate(st, p, ctx, 0)
+    alg.receive(st, p, ctx, np.array([1, 4]), alg.client_update(st, p, ctx, np.array([1, 4]), 0), 0)
+    assert st.W.written == 2 and st.Y.written == 2 and st.visited.tolist() == [False, True, False, False, True, False]
+
+
+def test_first_visits_under_option_i_are_option_ii_and_later_visits_differ():
+    """Spec §7 A1: with first_visit_init: global, Options I and II coincide until a client returns."""
+    p = tiny(sizes=(6, 9, 7, 5, 8, 4))
+    one = {init: drive(make_algorithm("fedadmm_gong", local_init=init, E=2, B=4), p, 1, rho=1 / 2)[0]
+           for init in ("local", "global")}
+    np.testing.assert_array_equal(one["local"], one["global"])
+    assert np.array_equal(drive(make_algorithm("fedadmm_gong", first_visit_init="theta0", E=2, B=4), p, 1,
+                                rho=1 / 2)[0], one["local"])          # round 0: theta^t = theta^0
+    later = {init: drive(make_algorithm("fedadmm_gong", local_init=init, E=2, B=4), p, 4, rho=1 / 2)[0]
+             for init in ("local", "global")}
+    assert not np.allclose(later["local"], later["global"])
+
+
+@pytest.mark.parametrize("name, width, dtype", [("fedadmm_gong", 1, np.float64), ("fedprox_sgd", 1, np.float32),
+                                                ("fedsgd", 1, np.float32), ("scaffold", 2, np.float32)])
+def test_upload_sizes(name, width, dtype):
+    """d floats per client (FedADMM's message as the exact float64 difference), SCAFFOLD 2 d (§3.6)."""
+    p = f32()
+    alg = make_algorithm(name)
+    ctx = RunContext(seed=0, rho=0.5, sampler=UniformSampler(p.m, 0.5, 0))
+    st = alg.init(p, ctx)
+    U = alg.client_update(st, p, ctx, np.array([0, 3]), 0)
+    assert U.shape == (2, width * p.dim) and U.dtype == dtype
