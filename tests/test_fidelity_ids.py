@@ -1,12 +1,12 @@
-"""FIDELITY.md decision IDs (`SH-n`, `ZH-n`, `EPM-n`, `FR-n`, `AS-n`): each is defined once, and every ID
+"""FIDELITY.md decision IDs (`SH-n`, `ZH-n`, `EPM-n`, `FR-n`, `AS-n`, `GO-n`): each is defined once, and every ID
 cited in the package, the workflow, the tests and the benchmarks is defined there."""
 import re
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ID = re.compile(r"\b(?:SH|ZH|EPM|FR|AS)-\d+[a-z]?\b")
-ROW = re.compile(r"^\| ((?:SH|ZH|EPM|FR|AS)-\d+[a-z]?) \|", re.M)
+ID = re.compile(r"\b(?:SH|ZH|EPM|FR|AS|GO)-\d+[a-z]?\b")
+ROW = re.compile(r"^\| ((?:SH|ZH|EPM|FR|AS|GO)-\d+[a-z]?) \|", re.M)
 CITING = [("fedrepro", "*.py"), ("workflow", "*"), ("tests", "*.py"), ("benchmarks", "*"), (".", "Snakefile"),
           (".", "config.yaml"), (".", "README.md")]
 

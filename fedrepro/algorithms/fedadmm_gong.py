@@ -1,4 +1,4 @@
-"""FedADMM of Gong, Li & Freris (ICDE 2022), Algorithm 1 (spec 003 §3.1-3.2, §7 A).
+"""FedADMM of Gong, Li & Freris (ICDE 2022), Algorithm 1 (spec 003 §3.1-3.2, §7 A; FIDELITY GO-1 to GO-5).
 
 Client i keeps a local model w_i and a dual y_i (client stores). In round t every selected
 client, from its start point w_old (below) and a fresh momentum buffer, runs E_i ~ U{1..E}
@@ -83,8 +83,8 @@ class FedADMMGong(FedProxSGD):
     name = "fedadmm_gong"
     client_vectors = 2                    # w_i and y_i (Option II: y_i only; the estimate is the bound)
     state_class = FedADMMGongState
-    constraints = {"eta": [POSITIVE], "local_init": [Options(*INITS)], "first_visit_init": [Options("global", "theta0")],
-                   "eta_2": [None, POSITIVE], "eta_switch": [None, NONNEGATIVE_INT],
+    constraints = {"eta": [POSITIVE], "local_init": [Options(*INITS)],
+                   "first_visit_init": [Options("global", "theta0")], "eta_2": [None, POSITIVE], "eta_switch": [None, NONNEGATIVE_INT],
                    "rho_2": [None, NONNEGATIVE], "rho_switch": [None, NONNEGATIVE_INT], "dual_ascent": [Boolean]}
 
     def __post_init__(self):
