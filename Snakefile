@@ -12,7 +12,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-configfile: "config.yaml"
+# config.yaml is read by fedrepro's strict reader (a duplicate key or a syntax error names the file,
+# line and column); values given with --config / --configfile keep priority, as with `configfile:`.
+from fedrepro.experiments.cells import ConfigError as _ConfigError, deep_merge as _deep_merge, read_yaml as _read_yaml
+
+try:
+    _file_config = _read_yaml(os.path.join(workflow.basedir, "config.yaml")) or {}
+except _ConfigError as _err:
+    raise _ConfigError(f"config.yaml is invalid: {_err}") from None
+_given = dict(config)
+config.clear()
+config.update(_deep_merge(_file_config, _given))
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"

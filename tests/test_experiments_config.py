@@ -159,3 +159,46 @@ def test_inserting_a_sweep_value_reruns_only_the_new_cells_batches():
     gone, kept = set(before) - set(after), set(before) & set(after)
     assert len(gone) <= 4 and len(kept) >= len(before) - 4
     assert all(len(cs) <= 3 for cs in after.values())
+
+
+def test_yaml_duplicate_keys_and_syntax_errors_name_file_line_and_column(tmp_path):
+    """#14, 1: a repeated key is an error (PyYAML would keep the last value silently); a syntax
+    error names the file, line and column; `<<: *anchor` merges may still be overridden."""
+    from fedrepro.experiments.cells import read_yaml
+
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("scale: quick\nseed: 0\nscale: paper\n")
+    with pytest.raises(ConfigError, match=r"dup.yaml, line 3, column 1: duplicate key 'scale' \(first at line 1\)"):
+        read_yaml(dup)
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("e:\n  algorithms:\n    fedavg: {}\n    fedavg: {step_c: 1}\n")
+    with pytest.raises(ConfigError, match=r"line 4, column 5: duplicate key 'fedavg'"):
+        read_yaml(nested)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scale: quick\npapers: [fedepm\nseed: 1\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml, line 3, column 5: YAML syntax error"):
+        read_yaml(bad)
+    merged = tmp_path / "merge.yaml"
+    merged.write_text("base: &b {k0: 1, rho: 0.5}\nexp:\n  <<: *b\n  k0: 4\n")
+    assert read_yaml(merged)["exp"] == {"k0": 4, "rho": 0.5}
+
+
+@pytest.mark.slow
+def test_the_workflow_rejects_a_duplicate_key_in_config_yaml(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(root / name, tmp_path / name)
+    shutil.copytree(root / "workflow", tmp_path / "workflow")
+    text = (tmp_path / "config.yaml").read_text()
+    (tmp_path / "config.yaml").write_text(text + "\nscale: paper\n")
+    snakemake = Path(sys.executable).parent / "snakemake"
+    res = subprocess.run([str(snakemake), "-n", "-j", "1", "--quiet", "rules"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "config.yaml is invalid:" in out and "duplicate key 'scale'" in out and "column 1" in out

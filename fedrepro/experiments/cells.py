@@ -44,6 +44,41 @@ class ConfigError(ValueError):
     """A bad key or value in config.yaml or a paper fragment."""
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key repeated in one mapping is an error (YAML says keys
+    are unique; PyYAML would silently keep the last value)."""
+
+
+def _strict_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":        # `<<: *anchor`: merged keys may be overridden
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            mark = key_node.start_mark
+            raise ConfigError(f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}: duplicate key "
+                              f"{key!r} (first at line {seen[key] + 1}); keep one")
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+
+def read_yaml(path: str | Path):
+    """The YAML document in ``path``; a syntax error or a duplicate key is a :class:`ConfigError`
+    naming the file, the line and the column."""
+    path = Path(path)
+    try:
+        with open(path) as fh:
+            return yaml.load(fh, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: YAML syntax error: {err.problem or err.context}") from None
+
+
 def deep_merge(base: dict, override: dict) -> dict:
     """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace)."""
     out = copy.deepcopy(base)
@@ -79,8 +114,7 @@ def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
     path = Path(root) / "workflow" / "papers" / f"{paper}.yaml"
     if not path.exists():
         return {}
-    with open(path) as fh:
-        return yaml.safe_load(fh) or {}
+    return read_yaml(path) or {}
 
 
 def resolve_scale(block: dict, scale: str) -> dict:

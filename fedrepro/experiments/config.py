@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from fedrepro.experiments.cells import PAPERS, ConfigError
+from fedrepro.experiments.cells import PAPERS, ConfigError, read_yaml
 
 # Package data (pyproject: package-data); workflow/schemas/config.schema.yaml is a link to it.
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
@@ -101,7 +101,5 @@ def load_config(path: str | Path = "config.yaml", overrides: dict | None = None)
     """Read, merge ``overrides`` (like ``snakemake --config``) and validate."""
     from fedrepro.experiments.cells import deep_merge
 
-    with open(path) as fh:
-        config = yaml.safe_load(fh) or {}
-    config = deep_merge(config, overrides or {})
+    config = deep_merge(read_yaml(path) or {}, overrides or {})
     return validate_config(config, str(path))

@@ -8,9 +8,7 @@ import os
 import re
 from pathlib import Path
 
-import yaml
-
-from fedrepro.experiments.cells import PAPERS, ConfigError
+from fedrepro.experiments.cells import PAPERS, ConfigError, read_yaml
 
 PAPER_KEYS = PAPERS          # the one list of paper keys lives in fedrepro.experiments.cells
 VARIANT_SEP = "-"
@@ -125,8 +123,7 @@ def load_claims(paper: str, root: str | Path = ".") -> list[dict]:
     path = Path(root) / "workflow" / "papers" / f"{paper}.claims.yaml"
     if not path.exists():
         return []
-    with open(path) as fh:
-        data = yaml.safe_load(fh) or []
+    data = read_yaml(path) or []
     return data.get("claims", []) if isinstance(data, dict) else data
 
 
