@@ -9,8 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_a_failing_rule_script_writes_its_traceback_to_the_rule_log(tmp_path):
-    log = tmp_path / "logs" / "rule.log"
+def _run_rule_script(log: Path, body: str) -> subprocess.CompletedProcess:
+    """Run ``body`` inside ``_common.logged`` of a stand-in Snakemake object whose log is ``log``."""
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT / "workflow" / "scripts")!r})
@@ -20,10 +20,16 @@ def test_a_failing_rule_script_writes_its_traceback_to_the_rule_log(tmp_path):
             log = [{str(log)!r}]
 
         with logged(Snakemake()):
-            print("starting the job")
-            raise ValueError("bad cell: k0=0")
+    """) + textwrap.indent(textwrap.dedent(body), "    ")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+
+
+def test_a_failing_rule_script_writes_its_traceback_to_the_rule_log(tmp_path):
+    log = tmp_path / "logs" / "rule.log"
+    done = _run_rule_script(log, """
+        print("starting the job")
+        raise ValueError("bad cell: k0=0")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode != 0
     text = log.read_text()
     assert "starting the job" in text
@@ -32,16 +38,5 @@ def test_a_failing_rule_script_writes_its_traceback_to_the_rule_log(tmp_path):
 
 def test_a_successful_rule_script_logs_only_its_output(tmp_path):
     log = tmp_path / "rule.log"
-    script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(ROOT / "workflow" / "scripts")!r})
-        from _common import logged
-
-        class Snakemake:
-            log = [{str(log)!r}]
-
-        with logged(Snakemake()):
-            print("done")
-    """)
-    assert subprocess.run([sys.executable, "-c", script]).returncode == 0
+    assert _run_rule_script(log, 'print("done")\n').returncode == 0
     assert log.read_text() == "done\n"
