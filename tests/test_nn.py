@@ -540,6 +540,52 @@ def test_sgd_momentum_pytorch_semantics_hand_computed():
         SGD(lr=-1)
 
 
+def test_sgd_updates_in_place_whatever_the_memory(tmp_path):
+    """The one-pass BLAS axpy path (contiguous float32/float64) and the numpy fallback (strided
+    views) give the same update, and both write into the caller's memory (a memmap row too)."""
+    r = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        w0 = r.standard_normal(1000).astype(dtype)
+        g = r.standard_normal(1000).astype(dtype)
+        w = w0.copy()
+        assert SGD(lr=0.1).step(w, g) is w
+        strided = np.repeat(w0, 2)[::2]                      # not contiguous: numpy path
+        SGD(lr=0.1).step(strided, g)
+        np.testing.assert_allclose(w, strided, rtol=0, atol=4 * np.finfo(dtype).eps)
+        np.testing.assert_allclose(w, w0 - dtype(0.1) * g, rtol=0, atol=4 * np.finfo(dtype).eps)
+        store = np.memmap(tmp_path / f"w{np.dtype(dtype).itemsize}", dtype=dtype, mode="w+", shape=(3, 1000))
+        store[1] = w0
+        SGD(lr=0.1).step(store[1], g)
+        np.testing.assert_array_equal(np.asarray(store[1]), w)
+        assert not store[0].any() and not store[2].any()
+
+
+@pytest.mark.parametrize("bsz", [1, 5, 7])
+def test_conv_chunked_im2col_equals_one_chunk(monkeypatch, bsz):
+    """The general convolution path works a few images at a time (im2col rebuilt in backward);
+    any chunk size, with a partial last chunk, gives the same outputs and gradients as one
+    chunk of the whole batch (float64: exact up to summation order)."""
+    import fedrepro.nn.layers as layers
+
+    model = Model([conv2d(8, 3, padding=1), conv2d(4, 3, stride=2, padding=1), flatten(), dense(2)],
+                  (2, 6, 6), dtype=F64)                  # 8 input channels: the general path
+    w = model.init(np.random.default_rng(0))
+    X, y = _data(model, bsz, seed=4)
+    monkeypatch.setattr(layers, "_IM2COL_CHUNK", 1 << 30)
+    model.clear_workspace()
+    l1, g1 = model.loss_and_grad(w, X, y)
+    z1 = model.predict(w, X)
+    per_image = 9 * 3 * 3 * 8                              # second conv: 3x3 outputs, 3x3 kernel, 8 channels
+    for chunk in (1, 2, 3):
+        monkeypatch.setattr(layers, "_IM2COL_CHUNK", chunk * per_image)
+        model.clear_workspace()
+        l2, g2 = model.loss_and_grad(w, X, y)
+        assert l2 == pytest.approx(l1, rel=1e-13)
+        np.testing.assert_allclose(g2, g1, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(model.predict(w, X), z1, rtol=1e-13)
+    _fd_check_model(model, w, X, y)
+
+
 def test_sgd_trains_a_tiny_cnn_and_evaluate_reports_it():
     """A few hundred SGD steps on a separable toy image task drive accuracy up."""
     r = np.random.default_rng(0)

@@ -19,21 +19,21 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e
 
 
-def _logsumexp(z: np.ndarray) -> np.ndarray:
-    m = z.max(axis=1)
-    return m + np.log(np.exp(z - m[:, None]).sum(axis=1))
-
-
 def logits_ce(z: np.ndarray, y: np.ndarray, grad: bool = True):
-    """Returns (per-example losses (B,), gradient of their mean w.r.t. z or None)."""
+    """Returns (per-example losses (B,), gradient of their mean w.r.t. z or None).
+    One exponential pass serves both: e = exp(z - max z), loss = log sum e - (z_y - max z),
+    d mean / dz = (e / sum e - onehot(y)) / B."""
     rows = np.arange(z.shape[0])
-    losses = _logsumexp(z) - z[rows, y]
+    m = z.max(axis=1, keepdims=True)
+    e = np.exp(z - m)
+    s = e.sum(axis=1)
+    losses = np.log(s) - (z[rows, y] - m[:, 0])
     if not grad:
         return losses, None
-    g = _softmax(z)
-    g[rows, y] -= 1
-    g /= z.shape[0]
-    return losses, g
+    e /= s[:, None]
+    e[rows, y] -= 1
+    e /= z.shape[0]
+    return losses, e
 
 
 def softmax_ce(z: np.ndarray, y: np.ndarray, grad: bool = True):
