@@ -9,6 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 
 
+_SHARED: dict = {}          # Dataset.load_shared: (path, size, mtime) -> Dataset
+
+
 @dataclass
 class Dataset:
     """A processed dataset.
@@ -86,6 +89,24 @@ class Dataset:
         tmp = path.with_name(path.name + ".partial.npz")
         np.savez(tmp, name=np.array(self.name), **arrays)
         os.replace(tmp, path)
+
+    @classmethod
+    def load_shared(cls, path: str | os.PathLike) -> "Dataset":
+        """:meth:`load`, kept for the next call with the same file (one dataset per process: the
+        cells of one Snakemake job read the same file). The arrays are read-only; the file is
+        re-read when its size or modification time changes."""
+        path = Path(path)
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        hit = _SHARED.get(key)
+        if hit is None:
+            hit = cls.load(path)
+            for arr in (hit.X, hit.y, hit.split, *hit.groups.values()):
+                if isinstance(arr, np.ndarray):
+                    arr.flags.writeable = False
+            _SHARED.clear()
+            _SHARED[key] = hit
+        return hit
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Dataset":

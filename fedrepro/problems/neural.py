@@ -392,21 +392,25 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
         if not path.exists():
             raise ValueError(f"neural: processed dataset {path} does not exist; build it with "
                              f"`snakemake data/processed/{spec['dataset']}.npz` (or fetch it into the cache)")
-        dataset = Dataset.load(path)
+        dataset = Dataset.load_shared(path)
     name = str(spec.get("dataset", dataset.name))
     model = build_model(spec["model"], head=spec.get("head"), init=spec.get("init"))
     mean, std = spec.get("normalize", NORMALIZE.get(name.split("-")[0], (0.0, 1.0)))
     if not std > 0:
         raise ValueError(f"neural: normalize std must be > 0, got {std}")
-    train, test = dataset.subset("train"), dataset.subset("test")
-    tr = _subset(stream(seed, "subset", 0), np.asarray(train.y), spec.get("train_size"), "train_size")
-    Xtr = ((np.asarray(train.X[tr], dtype=np.float32) - np.float32(mean)) / np.float32(std))
-    ytr = np.asarray(train.y[tr], dtype=np.int64)
+    # rows of each split as indices into the one array (no copy of the whole split)
+    split = None if dataset.split is None else np.asarray(dataset.split)
+    rows_tr = np.arange(dataset.n_samples) if split is None else np.flatnonzero(split == "train")
+    y_all = np.asarray(dataset.y)
+    tr = rows_tr[_subset(stream(seed, "subset", 0), y_all[rows_tr], spec.get("train_size"), "train_size")]
+    Xtr = ((np.asarray(dataset.X[tr], dtype=np.float32) - np.float32(mean)) / np.float32(std))
+    ytr = y_all[tr].astype(np.int64)
     Xte = yte = None
-    if dataset.split is not None:
-        te = _subset(stream(seed, "subset", 1), np.asarray(test.y), spec.get("test_size"), "test_size")
-        Xte = (np.asarray(test.X[te], dtype=np.float32) - np.float32(mean)) / np.float32(std)
-        yte = np.asarray(test.y[te], dtype=np.int64)
+    if split is not None:
+        rows_te = np.flatnonzero(split == "test")
+        te = rows_te[_subset(stream(seed, "subset", 1), y_all[rows_te], spec.get("test_size"), "test_size")]
+        Xte = (np.asarray(dataset.X[te], dtype=np.float32) - np.float32(mean)) / np.float32(std)
+        yte = y_all[te].astype(np.int64)
     params = dict(spec["partition"])
     rule = params.pop("method")
     parts = partition(rule, labels=ytr, seed=seed, m=int(spec["m"]), **params)
