@@ -60,6 +60,30 @@ def test_reference_cell_matches_setting_and_seed():
         reference_cell(cs[0], cs)
 
 
+def test_settings_are_a_list_of_configurations_not_a_product():
+    block = {**copy.deepcopy(BLOCK), "stop_by_algorithm": {}, "grid": {"k0": [1, 5]}, "settings": [
+        {"label": "small", "problem": {"m": 10}, "algorithms": {"fedadmm": {"r0": 0.3}}},
+        {"label": "big", "problem": {"m": 20}, "max_rounds": 9},
+    ]}
+    cells = expand("p", "e", block, "quick")
+    assert len(cells) == 2 * (2 * 2 + 2 * 2 * 2)             # settings x (k0 x seeds x algorithm's own sweep)
+    small = [c for c in cells if c["columns"]["setting"] == "small"]
+    big = [c for c in cells if c["columns"]["setting"] == "big"]
+    assert {c["problem"]["m"] for c in small} == {10} and {c["problem"]["m"] for c in big} == {20}
+    assert all(c["problem"]["n"] == 5 for c in cells)        # deep merge keeps the block's other keys
+    assert {c["params"].get("r0") for c in small if c["algorithm"] == "fedadmm"} == {0.3}
+    assert {c["params"].get("r0") for c in big if c["algorithm"] == "fedadmm"} == {0.2}
+    assert {c["max_rounds"] for c in big} == {9} and {c["max_rounds"] for c in small} == {7}
+    assert all(c["shared"]["setting"] == c["columns"]["setting"] for c in cells)
+    validate_experiment(block, "experiment p/e")             # the schema knows the key
+    with pytest.raises(ConfigError, match="distinct non-empty 'label'"):
+        expand("p", "e", {**block, "settings": [{"label": "a"}, {"label": "a", "max_rounds": 3}]}, "quick")
+    with pytest.raises(ConfigError, match="identical settings"):
+        expand("p", "e", {**block, "settings": [{"label": "a"}, {"label": "b"}]}, "quick")
+    with pytest.raises(ConfigError, match="non-empty list"):
+        expand("p", "e", {**block, "settings": []}, "quick")
+
+
 def test_expand_errors_name_the_problem():
     with pytest.raises(ConfigError, match="algorithms"):
         expand("p", "e", {"problem": {"name": "x"}}, "quick")

@@ -14,7 +14,15 @@ Grid keys
 ``mechanism.<key>``, ``attack.<key>``              privacy mechanism / attack spec entries
 ``<algorithm>.<param>``                            one algorithm's parameter
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
-algorithm only. The results column of a swept key is its last dotted component
+algorithm only.
+
+Settings
+--------
+``settings: [{label: ..., <block keys>}, ...]`` runs the block once per entry, each
+entry deep-merged into the block (so it may change the problem, an algorithm's
+parameters or a run setting): a list of configurations rather than a product,
+e.g. Table III's columns (dataset, m, partition, E, B together). The label is the
+cells' ``setting`` column; the grid is expanded within every setting. The results column of a swept key is its last dotted component
 (``mechanism.name`` -> ``mechanism``, ``attack.name`` -> ``attack``).
 
 Every cell is checked when it is expanded: its algorithm and parameters must construct, its
@@ -185,6 +193,32 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
 def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed: int = 0) -> list[dict]:
     """Expand one experiment block into its cells (see module docstring)."""
     block = resolve_scale(block, scale)
+    if "settings" not in block:
+        return _expand_block(paper, exp_id, block, base_seed)
+    settings = block["settings"]
+    if not isinstance(settings, list) or not settings or not all(isinstance(s, dict) for s in settings):
+        raise ConfigError(f"experiment {paper}/{exp_id}: 'settings' must be a non-empty list of mappings "
+                          "(each with a 'label' and the block keys it overrides)")
+    labels = [s.get("label") for s in settings]
+    if not all(isinstance(lab, str) and lab for lab in labels) or len(set(labels)) != len(labels):
+        raise ConfigError(f"experiment {paper}/{exp_id}: every entry of 'settings' needs a distinct non-empty "
+                          f"'label'; got {labels}")
+    base = {k: v for k, v in block.items() if k != "settings"}
+    cells = []
+    for setting in settings:
+        over = {k: v for k, v in setting.items() if k != "label"}
+        if "settings" in over or "scales" in over:
+            raise ConfigError(f"experiment {paper}/{exp_id}: setting {setting['label']!r} cannot override "
+                              "'settings' or 'scales'")
+        cells += _expand_block(paper, exp_id, deep_merge(base, over), base_seed, setting=setting["label"])
+    ids = [c["cell"] for c in cells]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"experiment {paper}/{exp_id}: two settings give cells with identical settings; "
+                          "make the settings differ")
+    return cells
+
+
+def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting: str | None = None) -> list[dict]:
     algorithms = block.get("algorithms")
     if not algorithms:
         raise ConfigError(f"experiment {paper}/{exp_id}: 'algorithms' is missing or empty")
@@ -216,7 +250,7 @@ def expand(paper: str, exp_id: str, block: dict, scale: str = "quick", base_seed
                     "datasets": list(block.get("datasets", []) or []),
                     "instance": seed, "seed": int(base_seed) + int(seed),
                 }
-                columns, shared = {}, {}
+                columns, shared = ({"setting": setting}, {"setting": setting}) if setting is not None else ({}, {})
                 for key, value in zip(keys, point):
                     head = key.split(".")[0]
                     if key in RUN_KEYS:
