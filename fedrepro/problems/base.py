@@ -114,17 +114,19 @@ class FederatedProblem(ABC):
         return np.arange(m) if clients is None else np.asarray(clients, dtype=np.int64)
 
 
-def problem_spec(**constraints):
+def problem_spec(check=None, **constraints):
     """Declare the ``problem`` block a builder accepts: every key (besides ``name``) with its
-    constraints (:mod:`fedrepro.core.params`). The decorated builder rejects unknown keys and bad
-    values before it loads or builds anything; :func:`fedrepro.problems.validate_problem_spec`
-    runs the same check when the config is parsed."""
+    constraints (:mod:`fedrepro.core.params`), and optionally ``check(spec)``, a further validation
+    of keys that depend on each other (raises ValueError). The decorated builder rejects unknown
+    keys and bad values before it loads or builds anything;
+    :func:`fedrepro.problems.validate_problem_spec` runs the same checks when the config is parsed."""
     def deco(builder):
         @functools.wraps(builder)
         def build(spec: dict, seed: int, **kwargs):
             check_spec(build, spec)
             return builder(spec, seed, **kwargs)
         build.spec_constraints = constraints
+        build.spec_check = check
         return build
     return deco
 
@@ -135,3 +137,6 @@ def check_spec(builder, spec: dict) -> None:
     if constraints is not None:
         validate_params(f"problem {spec.get('name', builder.__name__)!r}",
                         {k: v for k, v in spec.items() if k != "name"}, constraints, noun="key")
+    check = getattr(builder, "spec_check", None)
+    if check is not None:
+        check(spec)

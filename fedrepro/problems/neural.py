@@ -315,7 +315,7 @@ def neural_memory_bytes(spec: dict) -> dict:
 
 # ---------------------------------------------------------------------------------- builder
 SPEC_CONSTRAINTS = {
-    "model": [Options(*MODELS)], "dataset": [Anything("a processed image dataset name (mnist, fashion_mnist, cifar10)")],
+    "model": [Options(*MODELS), Anything("a {dataset: model name} mapping")], "dataset": [Anything("a processed image dataset name (mnist, fashion_mnist, cifar10)")],
     "data": [Anything("path of a client npz (instead of dataset)")], "m": [POSITIVE_INT],
     "partition": [Anything("a rule name or {method: <rule>, ...params}")], "head": [None, Options(*HEADS)],
     "init": [None, Options(*INIT_RULES)], "weights": [Anything("uniform | data_size | one weight per client")],
@@ -330,6 +330,13 @@ def neural_spec_defaults(spec: dict) -> dict:
     validate_params("problem 'neural'", {k: v for k, v in spec.items() if k != "name"}, SPEC_CONSTRAINTS, noun="key")
     out = {"model": "mlp1", "dataset": "mnist", "m": 100, "partition": {"method": "iid"}, "weights": "uniform",
            "eval_batch": None, **spec}
+    if isinstance(out["model"], dict):    # {dataset: model}: the model of this cell's dataset
+        base = str(out["dataset"]).split("-")[0]
+        if base not in out["model"]:
+            raise ValueError(f"neural: model is a per-dataset mapping {out['model']!r} without an entry for "
+                             f"dataset {base!r}; add one")
+        out["model"] = out["model"][base]
+    validate_params("problem 'neural'", {"model": out["model"]}, {"model": [Options(*MODELS)]}, noun="key")
     part = out["partition"]
     if isinstance(part, str):
         part = {"method": part}
@@ -356,11 +363,12 @@ def _subset(rng, y, size, what):
     return np.sort(np.concatenate(picks))
 
 
-@problem_spec(**SPEC_CONSTRAINTS)
+@problem_spec(check=neural_spec_defaults, **SPEC_CONSTRAINTS)
 def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -> NeuralProblem:
     """Builder for ``problem: {name: neural, ...}``.
 
-    spec keys: ``model`` (a :data:`fedrepro.nn.MODELS` name, default mlp1), ``dataset`` (registry
+    spec keys: ``model`` (a :data:`fedrepro.nn.MODELS` name, default mlp1, or a mapping
+    dataset -> model name, e.g. ``{mnist: mlp1, cifar10: mlp2}``, for sweeps over datasets), ``dataset`` (registry
     name of a processed npz: mnist, fashion_mnist, cifar10 ...), ``m`` (clients, 100),
     ``partition`` ({method: <rule of fedrepro.data.partition>, ...params}, default iid),
     ``head`` / ``init`` (override the model's), ``weights`` (uniform | data_size),
