@@ -12,6 +12,8 @@ from fedrepro.experiments.workflow_plan import figure_spec  # noqa: E402
 
 with logged(snakemake):
     paper, fig = snakemake.wildcards.paper, snakemake.wildcards.fig
+    # tables computed from processed data (fedadmm_gong Table VI) read them from the configured folder
+    os.environ["FEDREPRO_PROCESSED"] = str((snakemake.config.get("data") or {}).get("processed", "data/processed"))
     spec = figure_spec(paper, fig)
     frames = {e: pd.read_parquet(f"results/{paper}/{e}.parquet") for e in spec.experiments}
     summaries = {e: pd.read_parquet(f"results/{paper}/{e}.summary.parquet") for e in spec.experiments}

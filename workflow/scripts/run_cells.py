@@ -26,8 +26,9 @@ with logged(snakemake) as log:
         df = run_cell(cell, snakemake.params.processed, reference,
                       progress=progress_printer(log, snakemake.params.progress_seconds))
         last = df.iloc[-1]
+        metrics = " ".join(f"{k}={last[k]:.10g}" for k in ("objective", "test_accuracy") if k in df.columns)
         print(f"done: status={last['status']} reason={last['stop_reason']} rounds={last['rounds']} "
-              f"objective={last['objective']:.10g} wall={last['run_wall_time']:.2f}s", flush=True)
+              f"{metrics} wall={last['run_wall_time']:.2f}s", flush=True)
         frames.append(df)
     cells = [c["cell"] for c in snakemake.params.cells]
     out = pd.concat(frames, ignore_index=True, sort=False)

@@ -1,0 +1,250 @@
+"""Series, seed-mean accuracy curves and rounds to target of the fedadmm_gong results (spec 003 §6),
+shared by its figures, tables and claims.
+
+Rounds to target (spec §6, §7 D1): the smallest number of completed rounds r >= 1 after which the
+**seed-averaged** test accuracy is >= the target; ``None`` ("T+", drawn as T+) when the curve never
+reaches it within the run's T rounds. Per-seed values are computed the same way on each seed's
+curve. Targets depend on the model actually run (:data:`TARGETS`): the paper's for the CNNs, the
+reduced-scale ones for the MLPs of the quick scale (FIDELITY GO-11), so a figure or claim never
+compares an MLP curve with a CNN target.
+
+Panel layouts the paper leaves open (spec §7 D3) are read from the paper fragment's ``layout`` block
+(:func:`layout`), with the spec's assumptions as defaults.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+DATASETS = {"mnist": "MNIST", "fashion_mnist": "FMNIST", "cifar10": "CIFAR-10"}
+ALGORITHMS = {"fedsgd": "FedSGD", "fedadmm_gong": "FedADMM", "fedavg_sgd": "FedAvg", "fedprox_sgd": "FedProx",
+              "scaffold": "SCAFFOLD"}
+BASELINES = ("FedAvg", "FedProx", "SCAFFOLD")
+METHODS = ("FedADMM", *BASELINES)
+PARTITIONS = {"iid": "IID", "label_shards": "non-IID", "imbalanced_shards": "imbalanced"}
+# Table II / spec §6 targets for the CNNs; the MLP targets (quick scale) are what FedADMM reaches in
+# 20 rounds in the IID m = 100 cells with 6,000 training images (FIDELITY GO-11).
+TARGETS = {"cnn": {"mnist": 0.97, "fashion_mnist": 0.80, "cifar10": 0.45},
+           "mlp": {"mnist": 0.70, "fashion_mnist": 0.60, "cifar10": 0.25}}
+# the paper's quoted numbers (spec §6), for the tables' "paper" rows and the claims
+PAPER_TABLE3 = {
+    "FedSGD": [297, 250, 201, 269, 390, 530, 186, 202],
+    "FedADMM": [10, 33, 8, 13, 3, 7, 7, 9],
+    "FedAvg": [19, 77, 61, 73, 10, 33, 24, 50],
+    "FedProx": [29, None, 78, None, 14, 61, 32, 68],
+    "SCAFFOLD": [27, 76, 61, 84, 12, 40, 37, None],
+}
+TABLE3_COLUMNS = ["MNIST-100 IID", "MNIST-100 non-IID", "MNIST-1000 IID", "MNIST-1000 non-IID",
+                  "FMNIST-1000 IID", "FMNIST-1000 non-IID", "CIFAR-1000 IID", "CIFAR-1000 non-IID"]
+PAPER_TABLE4 = {("mnist", "iid"): [27, 10, 6], ("mnist", "label_shards"): [56, 33, 32],
+                ("cifar10", "iid"): [24, 12, 10], ("cifar10", "label_shards"): [30, 14, 11]}
+PAPER_TABLE5 = {  # (dataset, series) -> [200 IID, 200 non-IID, 500 IID, 500 non-IID]
+    ("mnist", "FedADMM"): [3, 29, 5, 14], ("mnist", "FedProx (ρ=0.01)"): [None, None, 47, 82],
+    ("mnist", "FedProx (ρ=0.1)"): [25, 83, 59, None], ("mnist", "FedProx (ρ=1)"): [81, None, None, None],
+    ("fashion_mnist", "FedADMM"): [2, 13, 2, 9], ("fashion_mnist", "FedProx (ρ=0.01)"): [5, 34, 11, 45],
+    ("fashion_mnist", "FedProx (ρ=0.1)"): [7, 45, 13, 54], ("fashion_mnist", "FedProx (ρ=1)"): [43, None, 44, None],
+}
+PAPER_TABLE6 = {"fashion_mnist": (200, 60000, 300, 171.03), "cifar10": (200, 50000, 250, 142.52)}
+DEFAULT_LAYOUT = {
+    "fig3_partition": {"fashion_mnist": "label_shards", "cifar10": "iid"},
+    "fig4_partition": {"fashion_mnist": "iid", "cifar10": "label_shards"},
+    "fig7_panels": [["mnist", "label_shards"], ["cifar10", "label_shards"]],
+}
+
+
+def layout(root: str | Path = ".") -> dict:
+    """Panel layouts: the fragment's ``layout`` block over :data:`DEFAULT_LAYOUT`."""
+    from fedrepro.experiments.cells import load_paper_fragment
+
+    path = Path(root) / "workflow" / "papers" / "fedadmm_gong.yaml"
+    given = (load_paper_fragment("fedadmm_gong", root) or {}).get("layout") or {} if path.exists() else {}
+    return {**DEFAULT_LAYOUT, **given}
+
+
+def model_family(model: str) -> str:
+    return "mlp" if str(model).startswith("mlp") else "cnn"
+
+
+def _resolved_model(problem: dict) -> str:
+    model = problem.get("model", "mlp1")
+    if isinstance(model, dict):
+        model = model.get(str(problem.get("dataset")).split("-")[0])
+    return str(model)
+
+
+def fmt_param(x) -> str:
+    return f"{float(x):g}"
+
+
+def series_label(algorithm: str, params: dict) -> str:
+    """FedADMM / FedAvg / SCAFFOLD / FedSGD, FedProx (ρ=...)."""
+    name = ALGORITHMS.get(algorithm, algorithm)
+    if algorithm == "fedprox_sgd":
+        return f"FedProx (ρ={fmt_param(params.get('rho', 0.1))})"
+    return name
+
+
+def tidy(df: pd.DataFrame) -> pd.DataFrame:
+    """Add the columns the figures and claims read: ``ds``, ``model``, ``family``, ``m``,
+    ``partition``, ``E``, ``B``, ``series``, ``method`` (FedProx without ρ), ``prox_rho``,
+    ``eta``, ``eta_2``, ``local_init``, ``rho_2``, ``setting`` and ``acc`` (test accuracy)."""
+    if df is None or df.empty:
+        return pd.DataFrame()
+    df = df.copy()
+    probs = df["problem"].map(json.loads)
+    params = df["params"].map(json.loads)
+    df["ds"] = probs.map(lambda p: str(p.get("dataset")).split("-")[0])
+    df["model"] = probs.map(_resolved_model)
+    df["family"] = df["model"].map(model_family)
+    df["m"] = probs.map(lambda p: int(p.get("m", 100)))
+
+    def part(p):
+        q = p.get("partition", "iid")
+        return q if isinstance(q, str) else q.get("method")
+    df["partition"] = probs.map(part)
+    df["E"] = params.map(lambda p: p.get("E", 1))
+    df["B"] = params.map(lambda p: str(p.get("B", "full")))
+    df["series"] = [series_label(a, p) for a, p in zip(df["algorithm"], params)]
+    df["method"] = df["algorithm"].map(lambda a: ALGORITHMS.get(a, a))
+    df["prox_rho"] = [float(p.get("rho", 0.1)) if a == "fedprox_sgd" else np.nan for a, p in zip(df["algorithm"], params)]
+    df["eta"] = params.map(lambda p: float(p.get("eta", 1.0)))
+    df["eta_2"] = params.map(lambda p: p.get("eta_2"))
+    df["local_init"] = params.map(lambda p: p.get("local_init", "local"))
+    df["rho_2"] = params.map(lambda p: p.get("rho_2"))
+    if "setting" not in df.columns:
+        df["setting"] = None
+    df["acc"] = df["test_accuracy"] if "test_accuracy" in df.columns else np.nan
+    return df
+
+
+def target(ds: str, family: str) -> float:
+    return TARGETS[family][ds]
+
+
+def mean_curve(sub: pd.DataFrame, metric: str = "acc") -> pd.DataFrame:
+    """round, mean, lo, hi of ``metric`` over the seeds of ``sub`` (one series)."""
+    if sub.empty:
+        return pd.DataFrame(columns=["round", "mean", "lo", "hi", "n"])
+    g = sub.groupby("round")[metric]
+    return pd.DataFrame({"mean": g.mean(), "lo": g.min(), "hi": g.max(), "n": g.count()}).reset_index()
+
+
+def rounds_to(curve: pd.DataFrame, level: float) -> int | None:
+    """Smallest round >= 1 whose mean accuracy is >= level (None: not within the curve)."""
+    c = curve[(curve["round"] >= 1) & (curve["mean"] >= level - 1e-12)]
+    return None if c.empty else int(c["round"].iloc[0])
+
+
+def horizon(sub: pd.DataFrame) -> int:
+    """Rounds the runs of ``sub`` were given (their last evaluated round)."""
+    return int(sub["round"].max()) if not sub.empty else 0
+
+
+def rtt(sub: pd.DataFrame) -> dict:
+    """Rounds to target of one series: ``rounds`` (seed-mean curve; None = not reached), ``per_seed``,
+    ``horizon``, ``target``, ``final`` (seed-mean accuracy at the last round)."""
+    if sub.empty:
+        return {"rounds": None, "per_seed": [], "horizon": 0, "target": math.nan, "final": math.nan}
+    level = target(sub["ds"].iloc[0], sub["family"].iloc[0])
+    curve = mean_curve(sub)
+    per_seed = [rounds_to(mean_curve(s), level) for _, s in sub.groupby("seed")]
+    return {"rounds": rounds_to(curve, level), "per_seed": per_seed, "horizon": horizon(sub), "target": level,
+            "final": float(curve["mean"].iloc[-1])}
+
+
+def fmt_rounds(r: int | None, T: int) -> str:
+    return f"{T}+" if r is None else str(r)
+
+
+def rank_value(r: int | None, T: int) -> float:
+    """Rounds to target as a number for comparisons: not reached counts as T + 1 (i.e. 'T+')."""
+    return float(T + 1) if r is None else float(r)
+
+
+def best_prox(sub: pd.DataFrame) -> tuple[str | None, dict]:
+    """The FedProx series of ``sub`` (one setting) with the fewest rounds to target (ties: higher
+    final accuracy), and its rtt; (None, {}) without FedProx runs."""
+    prox = sub[sub["method"] == "FedProx"]
+    best, best_key, best_r = None, None, {}
+    for s, g in prox.groupby("series"):
+        r = rtt(g)
+        key = (rank_value(r["rounds"], r["horizon"]), -r["final"])
+        if best_key is None or key < best_key:
+            best, best_key, best_r = s, key, r
+    return best, best_r
+
+
+def reduction(r_admm: int | None, r_best: int | None, T: int) -> float | None:
+    """100 (R_best - R_FedADMM) / R_best (spec §6); None when either did not reach the target."""
+    if r_admm is None or r_best is None:
+        return None
+    return 100.0 * (r_best - r_admm) / r_best
+
+
+def is_reduced(df: pd.DataFrame) -> bool:
+    return not df.empty and (df["family"] == "mlp").any()
+
+
+def scale_note(df: pd.DataFrame) -> str:
+    if not is_reduced(df):
+        return ""
+    n = sorted({int(x) for x in df["n_samples"].unique()}) if "n_samples" in df.columns else []
+    T = int(df["round"].max()) if not df.empty else 0
+    return (f" [reduced scale: MLP, {'/'.join(str(v) for v in n)} training images, T = {T}]")
+
+
+def fig4_frame(df: pd.DataFrame, parts: dict) -> pd.DataFrame:
+    rows = []
+    for ds, part in parts.items():
+        for m in sorted(df["m"].unique()):
+            sub = df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == part)]
+            if sub.empty:
+                continue
+            vals = {}
+            for method in METHODS:
+                g = sub[sub["method"] == method]
+                if method == "FedProx":
+                    g = g[np.isclose(g["prox_rho"], 0.1)]
+                vals[method] = rtt(g)
+            T = vals["FedADMM"]["horizon"]
+            best = min(BASELINES, key=lambda mm: rank_value(vals[mm]["rounds"], T))
+            rows.append({"dataset": ds, "partition": part, "m": int(m), "horizon": T,
+                         **{f"rounds_{k}": v["rounds"] for k, v in vals.items()},
+                         **{f"final_{k}": v["final"] for k, v in vals.items()},
+                         "best_baseline": best,
+                         "reduction": reduction(vals["FedADMM"]["rounds"], vals[best]["rounds"], T)})
+    return pd.DataFrame(rows)
+
+
+def table6_frame(frames) -> pd.DataFrame:
+    """Client-size statistics of the imbalanced partition of the **full** training sets (as the paper's
+    Table VI), with fig10's partition rule and seed; the quick scale trains on a subset."""
+    import json
+
+    from fedrepro.data.dataset import Dataset
+    from fedrepro.data.partition import partition
+
+    df = frames.get("fig10")
+    processed = Path(os.environ.get("FEDREPRO_PROCESSED", "data/processed"))
+    rows = []
+    for ds in ("fashion_mnist", "cifar10"):
+        sub = df[df["problem"].map(lambda s: json.loads(s).get("dataset")) == ds] if df is not None else None
+        if sub is None or sub.empty:
+            continue
+        spec = json.loads(sub["problem"].iloc[0])
+        params = dict(spec["partition"])
+        rule = params.pop("method")
+        data = Dataset.load_shared(processed / f"{ds}.npz")
+        y = np.asarray(data.y)[np.asarray(data.split) == "train"] if data.split is not None else np.asarray(data.y)
+        parts = partition(rule, labels=y, seed=int(sub["seed"].iloc[0]), m=int(spec["m"]), **params)
+        sizes = np.array([len(p) for p in parts])
+        paper = PAPER_TABLE6[ds]
+        rows.append({"dataset": DATASETS[ds], "clients": len(parts), "samples": int(sizes.sum()),
+                     "mean": float(sizes.mean()), "stdev": float(sizes.std(ddof=1)), "min": int(sizes.min()),
+                     "max": int(sizes.max()), "paper": f"{paper[0]} / {paper[1]:,} / {paper[2]} / {paper[3]}"})
+    return pd.DataFrame(rows)

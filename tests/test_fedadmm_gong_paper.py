@@ -1,0 +1,193 @@
+"""fedadmm_gong paper layer (spec 003 §6): rounds to target, Table III/IV/V/VI frames, figures and claims,
+on synthetic result frames whose answers are known (each claim is shown to hold and to fail)."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedrepro.claims import NotTestable, Outcome
+from fedrepro.experiments.cells import all_cells
+from fedrepro.papers.fedadmm_gong import claims as C
+from fedrepro.papers.fedadmm_gong import figures as F
+from fedrepro.papers.fedadmm_gong.analysis import (TABLE3_COLUMNS, best_prox, mean_curve, reduction, rounds_to,
+                                                   rtt, tidy)
+
+ALG = {"FedADMM": "fedadmm_gong", "FedAvg": "fedavg_sgd", "FedProx": "fedprox_sgd", "SCAFFOLD": "scaffold",
+       "FedSGD": "fedsgd"}
+
+
+def run(experiment, method, acc, *, ds="mnist", m=100, partition="iid", model="mlp1", seed=0, setting=None,
+        **params):
+    """A tidy result frame of one run whose test accuracy after round r is acc[r] (acc[0]: round 0)."""
+    n = len(acc)
+    problem = {"name": "neural", "model": model, "dataset": ds, "m": m, "partition": partition}
+    df = pd.DataFrame({"round": np.arange(n), "test_accuracy": np.asarray(acc, float)})
+    df["experiment"], df["algorithm"], df["seed"] = experiment, ALG[method], seed
+    df["cell"] = f"{experiment}-{method}-{ds}-{m}-{partition}-{seed}-{json.dumps(params, sort_keys=True)}-{setting}"
+    df["params"], df["problem"] = json.dumps(params), json.dumps(problem)
+    df["setting"], df["n_samples"], df["rounds"] = setting, 6000, n - 1
+    df["run_local_cpu_time"] = 1.0
+    return df
+
+
+def ramp(reach_round, T=20, level=0.7, start=0.1):
+    """Accuracy that crosses `level` exactly at round `reach_round` (None: stays below)."""
+    r = np.arange(T + 1)
+    if reach_round is None:
+        return start + (level - 0.05 - start) * r / T
+    return np.where(r >= reach_round, level + 0.01 + 0.001 * (r - reach_round), start + (level - start) * 0.9 * r / reach_round)
+
+
+def test_rounds_to_target_uses_the_seed_mean_curve_and_marks_not_reached():
+    a = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.6, 0.8, 0.9], seed=0),
+                        run("x", "FedADMM", [0.1, 0.9, 0.5, 0.9], seed=1)]))
+    c = mean_curve(a)
+    assert list(c["mean"].round(6)) == [0.1, 0.75, 0.65, 0.9]
+    assert rounds_to(c, 0.7) == 1 and rounds_to(c, 0.8) == 3 and rounds_to(c, 0.95) is None
+    r = rtt(a)                                      # MLP target on MNIST: 0.70
+    assert r["rounds"] == 1 and r["per_seed"] == [2, 1] and r["horizon"] == 3
+    assert reduction(10, 19, 20) == pytest.approx(47.368, abs=1e-3) and reduction(None, 5, 20) is None
+
+
+def test_cnn_runs_use_the_papers_targets():
+    a = tidy(run("x", "FedADMM", [0.1, 0.96, 0.975], model="cnn1"))
+    assert rtt(a)["target"] == 0.97 and rtt(a)["rounds"] == 2
+
+
+def test_best_prox_picks_the_fewest_rounds():
+    df = tidy(pd.concat([run("t", "FedProx", ramp(12), rho=0.01), run("t", "FedProx", ramp(7), rho=0.1),
+                         run("t", "FedProx", ramp(None), rho=1.0)]))
+    best, r = best_prox(df)
+    assert best == "FedProx (ρ=0.1)" and r["rounds"] == 7
+
+
+def _table3(frames_rounds):
+    """frames for Table III: {setting: {method: rounds}} -> frames dict."""
+    parts, sgd = [], []
+    for setting, per in frames_rounds.items():
+        for method, r in per.items():
+            if method == "FedSGD":
+                sgd.append(run("table3_fedsgd", "FedSGD", ramp(r, T=50), setting=setting))
+            elif method == "FedProx":
+                parts.append(run("table3", "FedProx", ramp(r), setting=setting, rho=0.1))
+                parts.append(run("table3", "FedProx", ramp(None), setting=setting, rho=0.01))
+            else:
+                parts.append(run("table3", method, ramp(r), setting=setting))
+    return {"table3": pd.concat(parts, ignore_index=True),
+            "table3_fedsgd": pd.concat(sgd, ignore_index=True) if sgd else pd.DataFrame()}
+
+
+def test_table3_claim_holds_fails_and_is_not_testable_when_nothing_reaches_the_target(tmp_path):
+    good = {s: {"FedADMM": 5, "FedAvg": 9, "FedProx": 12, "SCAFFOLD": 10, "FedSGD": 40} for s in TABLE3_COLUMNS}
+    frames = _table3(good)
+    out = C.table3_fedadmm_fewest(frames, {})
+    assert isinstance(out, Outcome) and out.value == 1.0
+    bad = dict(good)
+    bad["MNIST-100 IID"] = {"FedADMM": 15, "FedAvg": 9, "FedProx": 12, "SCAFFOLD": 10}
+    bad["MNIST-1000 IID"] = {"FedADMM": None, "FedAvg": 9, "FedProx": None, "SCAFFOLD": None}
+    out = C.table3_fedadmm_fewest(_table3(bad), {})
+    assert out.value == pytest.approx(6 / 8) and "MNIST-100 IID" in out.why
+    none = {s: {"FedADMM": None, "FedAvg": None, "FedProx": None, "SCAFFOLD": None} for s in TABLE3_COLUMNS}
+    none["MNIST-100 IID"] = good["MNIST-100 IID"]
+    assert isinstance(C.table3_fedadmm_fewest(_table3(none), {}), NotTestable)
+    red = C.table3_mean_reduction(frames, {})
+    assert red.value == pytest.approx(100 * (9 - 5) / 9)
+    # the rendered table: rounds, speedups vs FedSGD, chosen rho, reduction row, paper rows
+    F.table3(frames, {}, tmp_path / "table3")
+    md = (tmp_path / "table3.md").read_text()
+    assert "| FedADMM | 5 (8.0×)" in md and "[ρ=0.1]" in md and "44.4% vs FedAvg" in md and "paper: FedADMM" in md
+    assert "[reduced scale: MLP" in md
+
+
+def test_scaling_figures_and_reduction_claim(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                       # no paper fragment here: the default layout
+    parts = []
+    for ds in ("fashion_mnist", "cifar10"):
+        for m, (admm, avg) in {100: (8, 10), 200: (6, 10), 1000: (5, 15)}.items():
+            for part in ("iid", "label_shards"):
+                parts += [run("scaling", "FedADMM", ramp(admm, level=0.6 if ds == "fashion_mnist" else 0.25), ds=ds, m=m,
+                              partition=part, model="mlp1" if ds != "cifar10" else "mlp2"),
+                          run("scaling", "FedAvg", ramp(avg, level=0.6 if ds == "fashion_mnist" else 0.25), ds=ds, m=m,
+                              partition=part, model="mlp1" if ds != "cifar10" else "mlp2")]
+                for meth in ("FedProx", "SCAFFOLD"):
+                    parts.append(run("scaling", meth, ramp(None, level=0.6 if ds == "fashion_mnist" else 0.25), ds=ds,
+                                     m=m, partition=part, rho=0.1, model="mlp1" if ds != "cifar10" else "mlp2"))
+    frames = {"scaling": pd.concat(parts, ignore_index=True)}
+    out = C.reduction_grows_with_m(frames, {})
+    assert out.value == pytest.approx(100 * (15 - 5) / 15 - 100 * (10 - 8) / 10)
+    assert C.fig5_fedadmm_best(frames, {}).value > 0
+    for fig in ("fig3", "fig4", "fig5"):
+        getattr(F, fig)(frames, {}, tmp_path / fig)
+        assert (tmp_path / f"{fig}.png").stat().st_size > 10_000
+    # reversed populations: the reduction shrinks with m -> a negative value (the claim fails)
+    flipped = frames["scaling"].copy()
+    flipped["problem"] = flipped["problem"].str.replace('"m": 1000', '"m": 999').str.replace('"m": 100,', '"m": 1000,') \
+        .str.replace('"m": 999', '"m": 100')
+    assert C.reduction_grows_with_m({"scaling": flipped}, {}).value < 0
+
+
+def test_table4_monotone_claim_and_render(tmp_path):
+    parts = []
+    for ds, model in (("mnist", "mlp1"), ("cifar10", "mlp2")):
+        for part in ("iid", "label_shards"):
+            for E, r in zip((1, 5, 10), (14, 9, 6)):
+                parts.append(run("table4", "FedADMM", ramp(r, level=0.7 if ds == "mnist" else 0.25), ds=ds,
+                                 partition=part, model=model, E=E, B=50))
+    frames = {"table4": pd.concat(parts, ignore_index=True)}
+    assert C.table4_monotone(frames, {}).value == 1.0
+    F.table4(frames, {}, tmp_path / "table4")
+    assert "27 / 10 / 6" in (tmp_path / "table4.md").read_text()
+    swapped = frames["table4"].copy()
+    swapped.loc[swapped["params"].str.contains('"E": 10') & swapped["problem"].str.contains("cifar10"), "test_accuracy"] = 0.1
+    assert C.table4_monotone({"table4": swapped}, {}).value == 0.5
+
+
+def test_option_and_rho_claims_hold_and_fail():
+    parts = []
+    for ds in ("mnist", "cifar10"):
+        for part in ("iid", "label_shards"):
+            for eta in (0.5, 1.0):
+                parts.append(run("fig8", "FedADMM", np.full(21, 0.8), ds=ds, partition=part, local_init="local", eta=eta))
+                parts.append(run("fig8", "FedADMM", np.full(21, 0.7 if ds == "mnist" else 0.9), ds=ds, partition=part,
+                                 local_init="global", eta=eta))
+    assert C.option1_ge_option2({"fig8": pd.concat(parts)}, {}).value == 0.5
+    fig9 = pd.concat([run("fig9", "FedADMM", np.full(21, a), ds=ds, partition="label_shards", rho=0.01, rho_2=r2,
+                          rho_switch=10)
+                      for ds in ("mnist", "cifar10") for r2, a in ((0.01, 0.5), (0.1, 0.6), (1.0, 0.4))])
+    assert C.rho_increase_helps({"fig9": fig9}, {}).value == pytest.approx(10.0)
+
+
+def test_table6_is_computed_from_the_full_partition(tmp_path, monkeypatch):
+    from fedrepro.data.dataset import Dataset
+
+    y = np.repeat(np.arange(10), 6000)
+    Dataset("fashion_mnist", np.zeros((60000, 1), np.float32), y, np.array(["train"] * 60000)).save(
+        tmp_path / "fashion_mnist.npz")
+    monkeypatch.setenv("FEDREPRO_PROCESSED", str(tmp_path))
+    frames = {"fig10": run("fig10", "FedADMM", [0.1, 0.2], ds="fashion_mnist", m=200,
+                           partition={"method": "imbalanced_shards", "n_shards": 10000})}
+    t = F.table6_frame(frames)
+    assert t["stdev"].iloc[0] == pytest.approx(171.03, abs=0.005) and t["mean"].iloc[0] == 300
+    assert C.table6_fmnist_std(frames, {}).value == pytest.approx(171.03, abs=0.005)
+
+
+def test_the_paper_fragment_expands_and_every_claim_names_a_check():
+    from fedrepro.claims import validate_claims
+    from fedrepro.experiments.workflow_plan import load_claims
+
+    for scale in ("quick", "paper"):
+        cells = all_cells({"papers": ["fedadmm_gong"], "scale": scale, "seed": 0})
+        exps = {e for (_, e) in cells}
+        assert {"table3", "table3_fedsgd", "scaling", "fig10"} <= exps
+    quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
+    paper = all_cells({"papers": ["fedadmm_gong"], "scale": "paper", "seed": 0})
+    q3 = quick[("fedadmm_gong", "table3")][0]
+    p3 = paper[("fedadmm_gong", "table3")][0]
+    assert q3["problem"]["train_size"] == 6000 and q3["max_rounds"] == 20
+    assert p3["problem"]["train_size"] is None and p3["max_rounds"] == 100
+    assert {c["params"].get("eta_switch") for c in paper[("fedadmm_gong", "fig6_schedule")]} == {60}
+    claims = load_claims("fedadmm_gong")
+    validate_claims(claims, "fedadmm_gong")
+    assert {c["check"] for c in claims} <= set(C.CHECKS)
+    assert len(claims) >= 20
