@@ -40,6 +40,8 @@ class LocalEpochsState(State):
     senders: np.ndarray | None = None     # the clients of those uploads
     epochs: np.ndarray | None = None      # E_i of the last round's clients
     steps: np.ndarray | None = None       # local SGD steps each of them took
+    local_steps: int = 0                  # SGD steps of all clients so far (trace column local_steps)
+    local_samples: int = 0                # per-sample gradients of all clients so far (local_samples)
 
 
 @dataclass
@@ -106,12 +108,19 @@ class LocalEpochs(Algorithm):
                 self.local_gradient(state, problem, ctx, j, int(c), w, g)
                 opt.step(w, g)
                 steps += 1
+                state.local_samples += len(idx)
             state.steps[j] = steps
+            state.local_steps += steps
             up = self.client_upload(state, problem, ctx, j, int(c), w, steps)
             if uploads is None:
                 uploads = np.empty((len(clients), up.size), dtype=up.dtype)
             uploads[j] = up
         return uploads
+
+    def round_metrics(self, state, problem, ctx):
+        """Cumulative local work: SGD steps and per-sample gradients of all clients (the papers'
+        "local computation", e.g. Gong et al.'s FedADMM vs FedAvg comparison)."""
+        return {"local_steps": state.local_steps, "local_samples": state.local_samples}
 
     def receive(self, state, problem, ctx, clients, uploads, r):
         state.uploads = uploads

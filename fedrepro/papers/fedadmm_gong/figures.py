@@ -340,7 +340,7 @@ def fig7(frames, summaries, out):
 # ---- Fig. 8: Option I vs II ------------------------------------------------------------------------
 def fig8(frames, summaries, out):
     plt = _plt()
-    df = _frame(frames, "fig8")
+    df, diag = _frame(frames, "fig8"), _frame(frames, "fig8_sequential")
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), squeeze=False)
     style = {("local", 1.0): ("tab:red", "-"), ("local", 0.5): ("tab:red", "--"),
              ("global", 1.0): ("tab:blue", "-"), ("global", 0.5): ("tab:blue", "--")}
@@ -353,10 +353,12 @@ def fig8(frames, summaries, out):
             for (init, eta), (color, ls) in style.items():
                 g = sub[(sub["local_init"] == init) & np.isclose(sub["eta"], eta)]
                 _curve(axes[i, j], g, f"Option {'I' if init == 'local' else 'II'}, η = {eta:g}", color, ls)
+            seq = diag[(diag["ds"] == ds) & (diag["partition"] == part)] if not diag.empty else diag
+            _curve(axes[i, j], seq, "early code's aliasing (diagnostic), η = 1", "tab:gray", ":")
             _target_line(axes[i, j], sub)
             _axes(axes[i, j], f"{DATASETS[ds]} {PARTITIONS[part]}")
-    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation: Option I (warm start from w_i) vs II (from θ)"
-            + scale_note(df), out, 2)
+    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation: Option I (warm start from w_i) vs II (from θ); "
+            "dotted: the early code's sequential aliasing (spec §7 A3, not an FL algorithm)" + scale_note(df), out, 2)
 
 
 # ---- Table V: FedProx rho ---------------------------------------------------------------------------
@@ -440,7 +442,7 @@ FIGURES = {
     "fig5": FigureSpec(["scaling"], fig5),
     "fig6": FigureSpec(["fig6_constant", "fig6_schedule"], fig6),
     "fig7": FigureSpec(["table4"], fig7),
-    "fig8": FigureSpec(["fig8"], fig8),
+    "fig8": FigureSpec(["fig8", "fig8_sequential"], fig8),
     "fig9": FigureSpec(["fig9"], fig9),
     "fig10": FigureSpec(["fig10"], fig10),
 }
