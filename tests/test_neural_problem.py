@@ -374,3 +374,20 @@ def test_local_gradient_hook_adds_the_local_objectives_extra_term():
     st = plain.init(p, ctx)
     np.testing.assert_allclose(drift[0.0], float(np.linalg.norm(plain.client_update(st, p, ctx, S, 0) - st.w,
                                                                   axis=1).mean()), rtol=1e-6)
+
+
+def test_per_dataset_mappings_resolve_and_are_checked_at_parse_time():
+    from fedrepro.problems import validate_problem_spec
+    from fedrepro.problems.neural import neural_spec_defaults
+
+    spec = {"name": "neural", "model": {"mnist": "mlp1", "cifar10": "mlp2"}, "dataset": "cifar10",
+            "train_size": {"mnist": 6000, "cifar10": 4000}, "test_size": 2000}
+    out = neural_spec_defaults(spec)
+    assert out["model"] == "mlp2" and out["train_size"] == 4000 and out["test_size"] == 2000
+    validate_problem_spec(spec)
+    with pytest.raises(ValueError, match="model is a per-dataset mapping .* 'fashion_mnist'"):
+        validate_problem_spec({**spec, "dataset": "fashion_mnist", "train_size": 10})
+    with pytest.raises(ValueError, match="train_size=0 is not allowed"):
+        validate_problem_spec({**spec, "train_size": {"cifar10": 0}})
+    with pytest.raises(ValueError, match="model='mlp9' is not allowed"):
+        validate_problem_spec({**spec, "model": {"cifar10": "mlp9"}})

@@ -314,12 +314,14 @@ def neural_memory_bytes(spec: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------- builder
+PER_DATASET = ("model", "train_size", "test_size")     # keys that may be a {dataset: value} mapping
 SPEC_CONSTRAINTS = {
     "model": [Options(*MODELS), Anything("a {dataset: model name} mapping")], "dataset": [Anything("a processed image dataset name (mnist, fashion_mnist, cifar10)")],
     "data": [Anything("path of a client npz (instead of dataset)")], "m": [POSITIVE_INT],
     "partition": [Anything("a rule name or {method: <rule>, ...params}")], "head": [None, Options(*HEADS)],
     "init": [None, Options(*INIT_RULES)], "weights": [Anything("uniform | data_size | one weight per client")],
-    "normalize": [Anything("[mean, std]")], "train_size": [None, POSITIVE_INT], "test_size": [None, POSITIVE_INT],
+    "normalize": [Anything("[mean, std]")], "train_size": [None, POSITIVE_INT, Anything("a {dataset: size} mapping")],
+    "test_size": [None, POSITIVE_INT, Anything("a {dataset: size} mapping")],
     "eval_batch": [None, POSITIVE_INT],
 }
 
@@ -330,12 +332,15 @@ def neural_spec_defaults(spec: dict) -> dict:
     validate_params("problem 'neural'", {k: v for k, v in spec.items() if k != "name"}, SPEC_CONSTRAINTS, noun="key")
     out = {"model": "mlp1", "dataset": "mnist", "m": 100, "partition": {"method": "iid"}, "weights": "uniform",
            "eval_batch": None, **spec}
-    if isinstance(out["model"], dict):    # {dataset: model}: the model of this cell's dataset
-        base = str(out["dataset"]).split("-")[0]
-        if base not in out["model"]:
-            raise ValueError(f"neural: model is a per-dataset mapping {out['model']!r} without an entry for "
-                             f"dataset {base!r}; add one")
-        out["model"] = out["model"][base]
+    base = str(out["dataset"]).split("-")[0]
+    for key in PER_DATASET:               # {dataset: value}: the value for this cell's dataset
+        if isinstance(out.get(key), dict):
+            if base not in out[key]:
+                raise ValueError(f"neural: {key} is a per-dataset mapping {out[key]!r} without an entry for "
+                                 f"dataset {base!r}; add one")
+            out[key] = out[key][base]
+    validate_params("problem 'neural'", {k: out.get(k) for k in ("train_size", "test_size")},
+                    {k: [None, POSITIVE_INT] for k in ("train_size", "test_size")}, noun="key")
     validate_params("problem 'neural'", {"model": out["model"]}, {"model": [Options(*MODELS)]}, noun="key")
     part = out["partition"]
     if isinstance(part, str):
@@ -367,14 +372,15 @@ def _subset(rng, y, size, what):
 def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -> NeuralProblem:
     """Builder for ``problem: {name: neural, ...}``.
 
-    spec keys: ``model`` (a :data:`fedrepro.nn.MODELS` name, default mlp1, or a mapping
-    dataset -> model name, e.g. ``{mnist: mlp1, cifar10: mlp2}``, for sweeps over datasets), ``dataset`` (registry
+    spec keys: ``model`` (a :data:`fedrepro.nn.MODELS` name, default mlp1), ``dataset`` (registry
     name of a processed npz: mnist, fashion_mnist, cifar10 ...), ``m`` (clients, 100),
     ``partition`` ({method: <rule of fedrepro.data.partition>, ...params}, default iid),
     ``head`` / ``init`` (override the model's), ``weights`` (uniform | data_size),
     ``normalize`` ([mean, std]; default the authors' per dataset, :data:`NORMALIZE`),
     ``train_size`` / ``test_size`` (reduced scale: class-stratified random subsets, before
-    partitioning), ``eval_batch`` (default 1000, 250 for CNNs). ``dataset`` may also be passed as a loaded
+    partitioning), ``eval_batch`` (default 1000, 250 for CNNs). ``model``, ``train_size`` and
+    ``test_size`` may be mappings dataset -> value (e.g. ``model: {mnist: mlp1, cifar10: mlp2}``)
+    so that one block can sweep datasets. ``dataset`` may also be passed as a loaded
     :class:`fedrepro.data.dataset.Dataset` (tests).
     """
     from fedrepro.core.rng import stream

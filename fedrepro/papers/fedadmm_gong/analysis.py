@@ -195,8 +195,10 @@ def scale_note(df: pd.DataFrame) -> str:
     if not is_reduced(df):
         return ""
     n = sorted({int(x) for x in df["n_samples"].unique()}) if "n_samples" in df.columns else []
-    T = int(df["round"].max()) if not df.empty else 0
-    return (f" [reduced scale: MLP, {'/'.join(str(v) for v in n)} training images, T = {T}]")
+    sgd = df["method"] == "FedSGD"
+    T = int(df.loc[~sgd, "round"].max()) if (~sgd).any() else int(df["round"].max())
+    extra = f" (FedSGD {int(df.loc[sgd, 'round'].max())})" if sgd.any() and (~sgd).any() else ""
+    return f" [reduced scale: MLP, {'/'.join(str(v) for v in n)} training images, T = {T}{extra}]"
 
 
 def fig4_frame(df: pd.DataFrame, parts: dict) -> pd.DataFrame:

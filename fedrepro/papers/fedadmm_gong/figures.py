@@ -76,15 +76,18 @@ def _legend(fig, axes):
 
 
 def _finish(fig, axes, title, out, rows):
+    import textwrap
+
     _legend(fig, axes)
-    fig.suptitle(title, fontsize=10)
+    width = max(60, int(fig.get_figwidth() * 14))          # characters that fit the figure's width
+    fig.suptitle(textwrap.fill(title, width), fontsize=10)
     fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.05, 1, 0.94))
     save_figure(fig, out)
 
 
 def _algorithm_panel(ax, sub, title):
     if sub.empty:
-        _empty(ax, "no runs for this panel")
+        _empty(ax, "not run at this scale (FIDELITY GO-11)")
         return
     for method in ORDER:
         g = sub[sub["method"] == method]
@@ -119,7 +122,8 @@ def table2(frames, summaries, out):
         rows.append((model.upper().replace("MLP", "MLP-"), build_model(model).n_params, None, "", ds, "see Table III"))
     write_table(pd.DataFrame(rows, columns=["model", "# params (ours)", "# params (paper)", "equal", "dataset", "target"]),
                 out, "Table II — experimental setup; parameter counts computed from the implemented models "
-                     "(fedrepro.nn.build_model) and checked against the paper's")
+                     "(fedrepro.nn.build_model) and checked against the paper's",
+                formats={"# params (ours)": "{:,}", "# params (paper)": "{:,.0f}"})
 
 
 # ---- Table III ------------------------------------------------------------------------------------
