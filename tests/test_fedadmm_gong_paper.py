@@ -189,7 +189,7 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     paper = all_cells({"papers": ["fedadmm_gong"], "scale": "paper", "seed": 0})
     q3 = quick[("fedadmm_gong", "table3")][0]
     p3 = paper[("fedadmm_gong", "table3")][0]
-    assert q3["problem"]["train_size"] == 6000 and q3["max_rounds"] == 20
+    assert q3["problem"]["train_size"]["mnist"] == 6000 and q3["max_rounds"] == 20
     assert p3["problem"]["train_size"] is None and p3["max_rounds"] == 100
     assert {c["params"].get("eta_switch") for c in paper[("fedadmm_gong", "fig6_schedule")]} == {60}
     claims = load_claims("fedadmm_gong")
