@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PARTITIONS, TABLE3_COLUMNS, best_prox,
+from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PAPER_TABLE3, PARTITIONS, TABLE3_COLUMNS, best_prox,
                                                    fig4_frame, layout, mean_curve, rank_value, reduction, rtt,
                                                    table6_frame, tidy)
 
@@ -111,8 +111,6 @@ def table3_fedadmm_rounds_paper(frames, summaries):
     df = _df(frames, "table3")
     if df is None:
         return None
-    from fedrepro.papers.fedadmm_gong.analysis import PAPER_TABLE3
-
     ratios, missing = [], []
     for s, vals in _table3_rounds(df).items():
         r = vals["FedADMM"]["rounds"]
@@ -135,7 +133,10 @@ def table3_mean_reduction(frames, summaries):
         T = vals["FedADMM"]["horizon"]
         best = min(BASELINES, key=lambda m: rank_value(vals[m]["rounds"], T))
         r = reduction(vals["FedADMM"]["rounds"], vals[best]["rounds"], T)
-        (missing.append(s) if r is None else reds.append(r))
+        if r is None:
+            missing.append(s)
+        else:
+            reds.append(r)
     if not reds:
         return NotTestable("no Table III column where FedADMM and the best baseline both reach the target")
     return Outcome(float(np.mean(reds)), why=f"left out (a method did not reach the target): {', '.join(missing)}"
