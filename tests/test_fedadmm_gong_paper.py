@@ -54,9 +54,13 @@ def test_rounds_to_target_uses_the_seed_mean_curve_and_marks_not_reached():
     assert reduction(10, 19, 20) == pytest.approx(47.368, abs=1e-3) and reduction(None, 5, 20) is None
 
 
-def test_cnn_runs_use_the_papers_targets():
+def test_targets_follow_the_model_and_the_data_size():
     a = tidy(run("x", "FedADMM", [0.1, 0.96, 0.975], model="cnn1"))
     assert rtt(a)["target"] == 0.97 and rtt(a)["rounds"] == 2
+    full = run("x", "FedADMM", [0.1, 0.96, 0.975])
+    full["n_samples"] = 60000                           # the reduced tier: MLP on the full training set
+    assert rtt(tidy(full))["target"] == TARGETS["mlp_full"]["mnist"]
+    assert rtt(tidy(run("x", "FedADMM", [0.1, 0.96])))["target"] == TARGETS["mlp"]["mnist"]
 
 
 def test_best_prox_picks_the_fewest_rounds():
@@ -192,6 +196,15 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     assert q3["problem"]["train_size"]["mnist"] == 6000 and q3["max_rounds"] == 20
     assert p3["problem"]["train_size"] is None and p3["max_rounds"] == 100
     assert {c["params"].get("eta_switch") for c in paper[("fedadmm_gong", "fig6_schedule")]} == {60}
+    reduced = all_cells({"papers": ["fedadmm_gong"], "scale": "reduced", "seed": 0})
+    r3 = reduced[("fedadmm_gong", "table3")]
+    assert {c["problem"]["train_size"] for c in r3} == {None} and {c["max_rounds"] for c in r3} == {100}
+    assert {c["problem"]["model"]["mnist"] for c in r3} == {"mlp1"} and len({c["columns"]["setting"] for c in r3}) == 8
+    assert {c["params"].get("rho_switch") for c in reduced[("fedadmm_gong", "fig9")]} == {60}
+    # papers without a reduced tier run their quick cells at scale=reduced
+    other = {"papers": ["fedepm"], "seed": 0}
+    assert [c["cell"] for v in all_cells({**other, "scale": "reduced"}).values() for c in v] == \
+        [c["cell"] for v in all_cells({**other, "scale": "quick"}).values() for c in v]
     claims = load_claims("fedadmm_gong")
     validate_claims(claims, "fedadmm_gong")
     assert {c["check"] for c in claims} <= set(C.CHECKS)

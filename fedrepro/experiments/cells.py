@@ -125,13 +125,20 @@ def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
     return read_yaml(path) or {}
 
 
+SCALES = ("quick", "reduced", "paper")
+
+
 def resolve_scale(block: dict, scale: str) -> dict:
-    """Apply ``block['scales'][scale]`` and drop the ``scales`` key."""
+    """Apply ``block['scales'][scale]`` and drop the ``scales`` key. ``reduced`` (an intermediate
+    tier, e.g. fedadmm_gong's MLPs on full data) falls back to the block's ``quick`` settings when the
+    block does not define it."""
     scales = block.get("scales", {}) or {}
-    if scale not in ("quick", "paper") and scale not in scales:
-        raise ConfigError(f"scale={scale!r} is not allowed; use quick or paper "
+    if scale not in SCALES and scale not in scales:
+        raise ConfigError(f"scale={scale!r} is not allowed; use {', '.join(SCALES)} "
                           f"(or a scale this experiment defines: {sorted(scales)})")
     out = {k: v for k, v in block.items() if k != "scales"}
+    if scale == "reduced" and "reduced" not in scales:
+        scale = "quick"
     return deep_merge(out, scales.get(scale, {}))
 
 

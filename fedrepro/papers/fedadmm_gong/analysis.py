@@ -30,8 +30,12 @@ PARTITIONS = {"iid": "IID", "label_shards": "non-IID", "imbalanced_shards": "imb
 # Table II / spec §6 targets for the CNNs; the MLP targets (quick scale, FIDELITY GO-12) follow spec
 # §8.3: the largest whole percent FedADMM's curve reaches within 20 rounds in the IID m = 100 cell
 # (MNIST: Table III's E = 5, B = 200 column; FMNIST, CIFAR-10: Fig. 3's E = 10, B = 50).
+# "mlp_full" (the `reduced` scale: MLPs on the full training sets, 100 rounds) uses the spec's provisional
+# MLP targets (§8.3), not yet calibrated by a run.
 TARGETS = {"cnn": {"mnist": 0.97, "fashion_mnist": 0.80, "cifar10": 0.45},
-           "mlp": {"mnist": 0.41, "fashion_mnist": 0.67, "cifar10": 0.23}}
+           "mlp": {"mnist": 0.41, "fashion_mnist": 0.67, "cifar10": 0.23},
+           "mlp_full": {"mnist": 0.96, "fashion_mnist": 0.80, "cifar10": 0.40}}
+FULL_TRAIN = {"mnist": 60000, "fashion_mnist": 60000, "cifar10": 50000}
 # the paper's quoted numbers (spec §6), for the tables' "paper" rows and the claims
 PAPER_TABLE3 = {
     "FedSGD": [297, 250, 201, 269, 390, 530, 186, 202],
@@ -101,7 +105,10 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
     params = df["params"].map(json.loads)
     df["ds"] = probs.map(lambda p: str(p.get("dataset")).split("-")[0])
     df["model"] = probs.map(_resolved_model)
-    df["family"] = df["model"].map(model_family)
+    df["family"] = df["model"].map(model_family)       # target tier: cnn | mlp (quick subset) | mlp_full
+    if "n_samples" in df.columns:
+        full = (df["family"] == "mlp") & (df["n_samples"] >= df["ds"].map(FULL_TRAIN).fillna(np.inf))
+        df.loc[full, "family"] = "mlp_full"
     df["m"] = probs.map(lambda p: int(p.get("m", 100)))
 
     def part(p):
@@ -188,7 +195,7 @@ def reduction(r_admm: int | None, r_best: int | None, T: int) -> float | None:
 
 
 def is_reduced(df: pd.DataFrame) -> bool:
-    return not df.empty and (df["family"] == "mlp").any()
+    return not df.empty and (df["family"] != "cnn").any()
 
 
 def scale_note(df: pd.DataFrame) -> str:
@@ -198,7 +205,7 @@ def scale_note(df: pd.DataFrame) -> str:
     sgd = df["method"] == "FedSGD"
     T = int(df.loc[~sgd, "round"].max()) if (~sgd).any() else int(df["round"].max())
     extra = f" (FedSGD {int(df.loc[sgd, 'round'].max())})" if sgd.any() and (~sgd).any() else ""
-    return f" [reduced scale: MLP, {'/'.join(str(v) for v in n)} training images, T = {T}{extra}]"
+    return f" [reduced scale: MLP, {'/'.join(f'{v:,}' for v in n)} training images, T = {T}{extra}]"
 
 
 def fig4_frame(df: pd.DataFrame, parts: dict) -> pd.DataFrame:
