@@ -241,3 +241,14 @@ def test_every_figure_and_table_renders_from_results(tmp_path, monkeypatch):
         assert (tmp_path / f"{name}{suffix}").stat().st_size > 200, name
     assert "0.01 / 0.1" not in (tmp_path / "table5.md").read_text()       # paper column is per method
     assert "| MNIST | FedADMM (0.01) | 8 | 8 | 8 | 8 | 3 / 29 / 5 / 14 |" in (tmp_path / "table5.md").read_text()
+
+
+def test_paper_round_count_claims_compare_with_the_quoted_tables():
+    t4 = pd.concat([run("table4", "FedADMM", ramp(r), partition="iid", E=E) for E, r in ((1, 27), (5, 10), (10, 6))]
+                   + [run("table4", "FedADMM", ramp(None), partition="label_shards", E=E) for E in (1, 5, 10)])
+    out = C.table4_rounds_paper({"table4": t4}, {})
+    assert out.value == pytest.approx(1.0) and "MNIST IID E=1" in out.why       # 27 > T = 20: not reached
+    t5 = pd.concat([run("table5", "FedADMM", ramp(2 * r), m=m, partition=p)
+                    for (m, p), r in zip(((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards")),
+                                         (3, 29, 5, 14)) if 2 * r <= 20])
+    assert C.table5_fedadmm_rounds_paper({"table5": t5}, {}).value == pytest.approx(2.0)

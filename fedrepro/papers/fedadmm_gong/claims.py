@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PAPER_TABLE3, PARTITIONS, TABLE3_COLUMNS, best_prox,
+from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5,
+                                                   PARTITIONS, TABLE3_COLUMNS, best_prox,
                                                    fig4_frame, layout, mean_curve, rank_value, reduction, rtt,
                                                    table6_frame, tidy)
 
@@ -411,6 +412,45 @@ def rho_increase_helps(frames, summaries):
     return Outcome(min(g for _, g, _ in out), why=text, detail=text)
 
 
+def _ratio_outcome(pairs):
+    """Median of ours/paper over the (label, ours or None, paper or None) entries both reached."""
+    ratios = [(lab, o / p) for lab, o, p in pairs if o is not None and p is not None]
+    if not ratios:
+        return NotTestable("no cell where both our run and the paper's reach the target")
+    missing = [lab for lab, o, p in pairs if o is None and p is not None]
+    return Outcome(float(np.median([r for _, r in ratios])), why=f"not reached by us: {', '.join(missing)}" if missing else "",
+                   detail="ours/paper " + ", ".join(f"{lab} {r:.2f}" for lab, r in ratios))
+
+
+def table4_rounds_paper(frames, summaries):
+    """Table IV's FedADMM rounds (E = 1, 5, 10), as the median ratio of ours to the paper's."""
+    df = _df(frames, "table4")
+    if df is None:
+        return None
+    pairs = []
+    for (ds, part), sub in df.groupby(["ds", "partition"]):
+        for E, paper in zip((1, 5, 10), PAPER_TABLE4.get((ds, part), [None] * 3)):
+            g = sub[sub["E"] == E]
+            if not g.empty:
+                pairs.append((f"{DATASETS[ds]} {PARTITIONS[part]} E={E}", rtt(g)["rounds"], paper))
+    return _ratio_outcome(pairs)
+
+
+def table5_fedadmm_rounds_paper(frames, summaries):
+    """Table V's FedADMM row (3/29/5/14 MNIST, 2/13/2/9 FMNIST), median ratio of ours to the paper's."""
+    df = _df(frames, "table5")
+    if df is None:
+        return None
+    pairs = []
+    for ds, sub in df[df["method"] == "FedADMM"].groupby("ds"):
+        paper = PAPER_TABLE5.get((ds, "FedADMM"), [None] * 4)
+        for k, (m, part) in enumerate(((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards"))):
+            g = sub[(sub["m"] == m) & (sub["partition"] == part)]
+            if not g.empty:
+                pairs.append((f"{DATASETS[ds]} {m} {PARTITIONS[part]}", rtt(g)["rounds"], paper[k]))
+    return _ratio_outcome(pairs)
+
+
 # ---- Tables II, VI (computed) -----------------------------------------------------------------------------
 def table2_counts(frames, summaries):
     from fedrepro.nn import build_model
@@ -444,4 +484,5 @@ CHECKS = {f.__name__: f for f in (
     fedprox_fails_mnist_noniid, scaffold_fails_cifar_noniid, reduction_grows_with_m, fig5_fedadmm_best,
     fig10_fedadmm_best, fig10_especially_cifar, eta15_worse_noniid, eta05_slower_early_iid, eta_switch_helps,
     table4_monotone, fig7_final_grows_with_e, option1_ge_option2, table5_fedadmm_best, table5_prox_ranking_changes,
-    table5_fedadmm_noniid_improves_with_m, rho_increase_helps, table2_counts, table6_fmnist_std, table6_cifar_std)}
+    table5_fedadmm_noniid_improves_with_m, rho_increase_helps, table2_counts, table6_fmnist_std, table6_cifar_std,
+    table4_rounds_paper, table5_fedadmm_rounds_paper)}
