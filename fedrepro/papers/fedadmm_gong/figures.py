@@ -238,13 +238,18 @@ def fig4(frames, summaries, out):
         ax.grid(alpha=0.3, axis="y")
         ax2 = axes[i, 1]
         red = d["reduction"].astype(float)
-        ax2.plot(d["m"], red, "o-", color="tab:red")
-        ax2.set_xscale("log")
-        ax2.set_xticks(d["m"], [str(m) for m in d["m"]])
-        ax2.set_xlabel("clients m")
-        ax2.set_ylabel("FedADMM's reduction over the best baseline (%)")
-        ax2.set_title(f"{DATASETS[ds]} {PARTITIONS[part]} (missing point: a method did not reach the target)", fontsize=9)
-        ax2.grid(alpha=0.3)
+        if red.notna().any():
+            ax2.plot(d["m"], red, "o-", color="tab:red")
+            ax2.axhline(0, color="k", lw=0.8)
+            ax2.set_xscale("log")
+            ax2.set_xticks(d["m"], [str(m) for m in d["m"]])
+            ax2.set_xlabel("clients m")
+            ax2.set_ylabel("reduction vs best baseline (%)")
+            ax2.grid(alpha=0.3)
+        else:
+            _empty(ax2, "no reduction to show: FedADMM or the best baseline\ndid not reach the target at any m")
+        ax2.set_title(f"{DATASETS[ds]} {PARTITIONS[part]}: FedADMM's reduction (no point: a method did not reach "
+                      "the target)", fontsize=8)
     _finish(fig, axes, "Fig. 4 — rounds to target vs client population and FedADMM's reduction" + scale_note(df),
             out, len(parts))
     t.to_csv(Path(out).with_suffix(".csv"), index=False)
