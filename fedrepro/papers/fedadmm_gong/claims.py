@@ -15,7 +15,7 @@ import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
 from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5,
-                                                   PARTITIONS, TABLE3_COLUMNS, best_prox,
+                                                   PARTITIONS, TABLE3_COLUMNS, best_prox, runs_of,
                                                    fig4_frame, layout, mean_curve, rank_value, reduction, rtt,
                                                    table6_frame, tidy)
 
@@ -32,12 +32,9 @@ def final(sub: pd.DataFrame) -> float:
     return float(c["mean"].iloc[-TAIL:].mean()) if not c.empty else float("nan")
 
 
-def _prox(sub, rho=0.1):
-    return sub[(sub["method"] == "FedProx") & np.isclose(sub["prox_rho"], rho)]
-
-
 def _method(sub, method):
-    return _prox(sub) if method == "FedProx" else sub[sub["method"] == method]
+    """A method's runs at its tuned lr (FedProx: rho = 0.1, the figures' series)."""
+    return runs_of(sub, method, 0.1 if method == "FedProx" else None)
 
 
 # ---- Table III ------------------------------------------------------------------------------------
@@ -46,7 +43,7 @@ def _table3_rounds(df):
     out = {}
     for s in [c for c in TABLE3_COLUMNS if c in set(df["setting"])]:
         sub = df[df["setting"] == s]
-        vals = {m: rtt(sub[sub["method"] == m]) for m in ("FedADMM", "FedAvg", "SCAFFOLD")}
+        vals = {m: rtt(runs_of(sub, m)) for m in ("FedADMM", "FedAvg", "SCAFFOLD")}
         vals["FedProx"] = best_prox(sub)[1]
         if all(v and v["horizon"] for v in vals.values()):
             out[s] = vals
@@ -165,7 +162,7 @@ def fedprox_fails_mnist_noniid(frames, summaries):
 
 
 def scaffold_fails_cifar_noniid(frames, summaries):
-    return _never_reaches(frames, lambda sub: rtt(sub[sub["method"] == "SCAFFOLD"]), ["CIFAR-1000 non-IID"])
+    return _never_reaches(frames, lambda sub: rtt(runs_of(sub, "SCAFFOLD")), ["CIFAR-1000 non-IID"])
 
 
 # ---- Q2: reduction grows with m (Fig. 4) -----------------------------------------------------------

@@ -15,8 +15,8 @@ import pandas as pd
 from fedrepro.figures.base import FigureSpec, save_figure, write_table
 from fedrepro.papers.fedadmm_gong.analysis import (
     BASELINES, DATASETS, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS,
-    best_prox, fig4_frame, fmt_rounds, layout, mean_curve, rank_value, reduction, rtt, scale_note, table6_frame,
-    target, tidy)
+    best_prox, fig4_frame, fmt_rounds, layout, mean_curve, rank_value, reduction, rtt, runs_of, scale_note,
+    table6_frame, target, tidy)
 
 STYLE = {"FedADMM": ("tab:red", "-"), "FedAvg": ("tab:blue", "-"), "FedProx": ("tab:green", "-"),
          "SCAFFOLD": ("tab:purple", "-"), "FedSGD": ("tab:gray", "-")}
@@ -89,10 +89,8 @@ def _algorithm_panel(ax, sub, title):
     if sub.empty:
         _empty(ax, "not run at this scale (FIDELITY GO-11)")
         return
-    for method in ORDER:
-        g = sub[sub["method"] == method]
-        if method == "FedProx":                 # the figure's FedProx is rho = 0.1 (spec §6)
-            g = g[np.isclose(g["prox_rho"], 0.1)]
+    for method in ORDER:                        # the figures' FedProx is rho = 0.1 (spec §6); lr tuned if swept
+        g = runs_of(sub, method, 0.1 if method == "FedProx" else None)
         color, ls = STYLE[method]
         _curve(ax, g, method if method != "FedProx" else "FedProx (ρ=0.1)", color, ls)
     _target_line(ax, sub)
@@ -136,16 +134,16 @@ def table3_frame(df: pd.DataFrame) -> pd.DataFrame:
         sub = df[df["setting"] == setting]
         res = {}
         for method in ("FedSGD", "FedADMM", "FedAvg", "SCAFFOLD"):
-            g = sub[sub["method"] == method]
+            g = runs_of(sub, method)
             if not g.empty:
-                res[method] = (rtt(g), "")
+                res[method] = ({**rtt(g), "lr": float(g["lr"].iloc[0])}, "")
         best, r = best_prox(sub)
         if best is not None:
             res["FedProx"] = (r, best)
         for method, (r, note) in res.items():
             rows.append({"setting": setting, "method": method, "rounds": r["rounds"], "horizon": r["horizon"],
                          "per_seed": ",".join(fmt_rounds(x, r["horizon"]) for x in r["per_seed"]),
-                         "target": r["target"], "final_accuracy": r["final"], "chosen": note})
+                         "target": r["target"], "final_accuracy": r["final"], "chosen": note, "lr": r["lr"]})
     return pd.DataFrame(rows)
 
 
@@ -153,6 +151,7 @@ def table3(frames, summaries, out):
     df = _frame(frames, "table3", "table3_fedsgd")
     t = table3_frame(df)
     cols = [s for s in TABLE3_COLUMNS if s in set(t["setting"])]
+    tuned = (df.groupby(["setting", "method"])["lr"].nunique() > 1).to_dict()     # lr swept: show the chosen one
     display = {}
     for method in ("FedSGD", "FedADMM", "FedAvg", "FedProx", "SCAFFOLD"):
         row = []
@@ -167,8 +166,11 @@ def table3(frames, summaries, out):
             txt = fmt_rounds(rr, T)
             if method != "FedSGD" and rr is not None and not sgd.empty and not pd.isna(sgd["rounds"].iloc[0]):
                 txt += f" ({float(sgd['rounds'].iloc[0]) / rr:.1f}×)"
-            if method == "FedProx":
-                txt += f" [{r['chosen'].iloc[0].split('(')[1].rstrip(')')}]"
+            tags = [r["chosen"].iloc[0].split("(")[1].rstrip(")")] if method == "FedProx" else []
+            if tuned.get((s, method), False):
+                tags.append(f"lr={r['lr'].iloc[0]:g}")
+            if tags:
+                txt += f" [{', '.join(tags)}]"
             row.append(txt)
         display[method] = row
     red = []
@@ -190,7 +192,8 @@ def table3(frames, summaries, out):
     tgts = sorted({f"{DATASETS[d]} {target(d, f):.0%}" for d, f in zip(df["ds"], df["family"])})
     write_table(pd.DataFrame(rows, columns=["method", *cols]), out,
                 "Table III — communication rounds to reach the target test accuracy (seed-mean curve; speedup vs "
-                f"FedSGD; FedProx: best ρ in [..]; T+ = not reached in T rounds). Targets: {', '.join(tgts)}."
+                f"FedSGD; FedProx: best ρ in [..], tuned lr in [..] when swept; T+ = not reached in T rounds). "
+                f"Targets: {', '.join(tgts)}."
                 + scale_note(df) + " Paper (CNNs, 100 rounds, 5 seeds) below.")
     t.to_csv(Path(out).with_name(Path(out).name + "_runs.csv"), index=False)
 
