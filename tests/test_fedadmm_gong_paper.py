@@ -269,3 +269,20 @@ def test_swept_learning_rates_are_tuned_per_setting(tmp_path):
     assert out.value == 0.0 and "best baseline 4" in out.why            # the tuned FedAvg now wins
     F.table3(frames, {}, tmp_path / "t3")
     assert "| FedAvg | 4 (10.0×) [lr=0.2]" in (tmp_path / "t3.md").read_text()
+
+
+def test_runtime_requests_follow_the_work_of_a_cell():
+    from fedrepro.experiments.workflow_plan import cell_runtime_min
+    from fedrepro.nn import build_model
+
+    assert build_model("cnn1").forward_flops() == 24_546_304            # spec §5: 12.27 M MAC
+    assert build_model("mlp1").forward_flops() == 2 * (784 * 200 + 200 * 200 + 200 * 10)
+    paper = all_cells({"papers": ["fedadmm_gong"], "scale": "paper", "seed": 0})
+    cell = next(c for c in paper[("fedadmm_gong", "table3")] if c["algorithm"] == "fedadmm_gong"
+                and c["columns"]["setting"] == "MNIST-100 IID")
+    minutes = cell_runtime_min(cell, "paper")
+    assert 40 <= minutes <= 24 * 60            # measured: 23.8 CPU-s per round, 100 rounds = 40 min
+    longer = dict(cell, max_rounds=200)
+    assert cell_runtime_min(longer, "paper") > 1.9 * (minutes - 5)
+    quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
+    assert {cell_runtime_min(c, "quick") for v in quick.values() for c in v} == {10}

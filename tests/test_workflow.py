@@ -31,7 +31,7 @@ def test_bad_config_value_stops_before_any_job():
     res = dry_run("--config", "scale=huge")
     assert res.returncode != 0
     out = res.stdout + res.stderr
-    assert "scale" in out and "huge" in out and "quick, paper" in out
+    assert "scale" in out and "huge" in out and "quick, reduced, paper" in out
 
 
 @pytest.mark.slow                          # two dry runs; the fast unit test below covers the strict rule

@@ -201,8 +201,41 @@ def neural_cell_memory_mb(cell: dict) -> int:
     return int(math.ceil(1024 + 1.25 * total / 2**20))
 
 
+# Sustained training/evaluation rate assumed for the runtime requests of neural cells: one core, small
+# GEMMs and the per-step vector work. The paper-scale FedADMM CNN 1 MNIST cell ran at 66 GFLOP/s by this
+# count (23.8 CPU-s per round, FIDELITY GO-16); 10 keeps a request an upper bound on a slower node and for
+# small batches, where the per-step vector work dominates.
+NEURAL_GFLOPS = 10.0
+
+
 def cell_runtime_min(cell: dict, scale: str) -> int:
+    """The runtime request of a cell's job in minutes (Snakemake ``resources: runtime``). Neural
+    problems: :func:`neural_cell_runtime_min`; others 30 min at quick scale, 24 h otherwise."""
+    if (cell.get("problem") or {}).get("name") == "neural":
+        return neural_cell_runtime_min(cell)
     return 30 if scale == "quick" else 24 * 60
+
+
+def neural_cell_runtime_min(cell: dict) -> int:
+    """Work-based estimate: rounds x (per-sample training FLOPs (3 x forward) x samples the selected
+    clients process per round (E, or (E+1)/2 with random epochs; FedSGD one pass) + one test-set
+    evaluation) at :data:`NEURAL_GFLOPS`, plus 5 minutes for start-up and data loading; at least 10."""
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.core.sampling import participants
+    from fedrepro.nn import build_model
+    from fedrepro.problems.neural import neural_memory_bytes, neural_spec_defaults
+
+    spec = neural_spec_defaults(cell["problem"])
+    est = neural_memory_bytes(cell["problem"])
+    n_train, n_test = est["n_train"], est["n_test"]
+    model = build_model(spec["model"])
+    alg = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
+    E = float(getattr(alg, "E", 1))
+    epochs = (E + 1) / 2 if getattr(alg, "random_epochs", False) else E
+    clients = participants(int(spec["m"]), float(cell.get("rho", 1.0)))
+    samples = clients * epochs * n_train / int(spec["m"])
+    flops = int(cell.get("max_rounds", 100)) * model.forward_flops() * (3 * samples + n_test)
+    return int(max(10, math.ceil(5 + flops / (NEURAL_GFLOPS * 1e9) / 60)))
 
 
 def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:

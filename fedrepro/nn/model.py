@@ -206,6 +206,20 @@ class Model:
                 break
         return float(losses.mean()), out
 
+    def forward_flops(self) -> int:
+        """FLOPs (2 x multiply-adds) of one example's forward pass through the dense and convolution
+        layers (the GEMMs; element-wise layers are ignored). A training step costs about 3x this per
+        example (forward, weight gradient, input gradient)."""
+        from fedrepro.nn.layers import Conv2d, Dense
+
+        macs = 0
+        for layer, (i_shape, o_shape) in zip(self.layers, zip(self.shapes, self.shapes[1:])):
+            if isinstance(layer, Dense):
+                macs += i_shape[0] * o_shape[0]
+            elif isinstance(layer, Conv2d):
+                macs += math.prod(o_shape) * i_shape[0] * layer.kernel_size ** 2
+        return 2 * macs
+
     def clear_workspace(self) -> None:
         """Free the scratch buffers kept between calls (see :class:`~fedrepro.nn.layers.Workspace`)."""
         for ws in self._ws:

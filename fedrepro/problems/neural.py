@@ -296,8 +296,8 @@ def model_workspace_bytes(model: Model, batch: int) -> int:
 def neural_memory_bytes(spec: dict) -> dict:
     """Memory of a neural problem from its spec, without loading data: ``data`` (float32 train
     and test arrays at the registry's shapes, or the subset sizes), ``model`` (one vector),
-    ``workspace`` (:func:`model_workspace_bytes` at ``eval_batch``) and ``m``,
-    ``dim`` for the per-client stores."""
+    ``workspace`` (:func:`model_workspace_bytes` at ``eval_batch``), ``m``, ``dim`` for the
+    per-client stores, and the ``n_train`` / ``n_test`` sizes it assumed."""
     from fedrepro.data import DATASETS
 
     spec = neural_spec_defaults(spec)
@@ -310,7 +310,7 @@ def neural_memory_bytes(spec: dict) -> dict:
     data = (n_train + n_test) * (features * 4 + 8) + n_train * 8
     return {"data": data, "model": model.n_params * model.dtype.itemsize,
             "workspace": model_workspace_bytes(model, spec["eval_batch"] or default_eval_batch(model)),
-            "m": int(spec["m"]), "dim": model.n_params}
+            "m": int(spec["m"]), "dim": model.n_params, "n_train": n_train, "n_test": n_test}
 
 
 # ---------------------------------------------------------------------------------- builder
