@@ -286,3 +286,18 @@ def test_runtime_requests_follow_the_work_of_a_cell():
     assert cell_runtime_min(longer, "paper") > 1.9 * (minutes - 5)
     quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
     assert {cell_runtime_min(c, "quick") for v in quick.values() for c in v} == {10}
+
+
+def test_titles_say_which_fedadmm_the_curves_show():
+    from fedrepro.papers.fedadmm_gong.analysis import scale_note
+
+    seq = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
+                          run("x", "FedAvg", [0.1, 0.5])]))
+    assert "authors' early code" in scale_note(seq)
+    mixed = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
+                            run("x", "FedADMM", [0.1, 0.5], local_init="local")]))
+    assert "early code" not in scale_note(mixed)
+    quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
+    inits = {(e, c["params"].get("local_init")) for (_, e), v in quick.items() for c in v if c["algorithm"] == "fedadmm_gong"}
+    assert {i for e, i in inits if e == "fig8"} == {"local", "global"}
+    assert {i for e, i in inits if e not in ("fig8",)} == {"sequential_shared"}

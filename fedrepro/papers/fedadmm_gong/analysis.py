@@ -217,7 +217,20 @@ def is_reduced(df: pd.DataFrame) -> bool:
     return not df.empty and (df["family"] != "cnn").any()
 
 
+def variant_note(df: pd.DataFrame) -> str:
+    """Says which FedADMM the curves show when it is the authors' early code (FIDELITY GO-15)."""
+    admm = df[df["method"] == "FedADMM"] if not df.empty else df
+    if not admm.empty and (admm["local_init"] == "sequential_shared").all():
+        return " FedADMM = the authors' early code (clients trained in sequence; FIDELITY GO-15)."
+    return ""
+
+
 def scale_note(df: pd.DataFrame) -> str:
+    """The titles' suffix: the reduced-scale label and :func:`variant_note`."""
+    return _scale_label(df) + variant_note(df)
+
+
+def _scale_label(df: pd.DataFrame) -> str:
     if not is_reduced(df):
         return ""
     n = sorted({int(x) for x in df["n_samples"].unique()}) if "n_samples" in df.columns else []
