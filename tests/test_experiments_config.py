@@ -226,3 +226,17 @@ def test_the_workflow_rejects_a_duplicate_key_in_config_yaml(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "config.yaml is invalid:" in out and "duplicate key 'scale'" in out and "column 1" in out
+
+
+def test_schema_defaults_match_the_shipped_config():
+    """A key left out of config.yaml gets the value config.yaml ships (#14 finding 10: cells_per_job)."""
+    from pathlib import Path
+
+    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.config import load_schema
+
+    shipped = read_yaml(Path(__file__).resolve().parents[1] / "config.yaml")
+    props = load_schema()["properties"]
+    for key in ("cells_per_job", "scale", "strict", "progress_seconds"):
+        if "default" in props[key] and key in shipped:
+            assert props[key]["default"] == shipped[key], key
