@@ -301,3 +301,15 @@ def test_titles_say_which_fedadmm_the_curves_show():
     inits = {(e, c["params"].get("local_init")) for (_, e), v in quick.items() for c in v if c["algorithm"] == "fedadmm_gong"}
     assert {i for e, i in inits if e == "fig8"} == {"local", "global"}
     assert {i for e, i in inits if e not in ("fig8",)} == {"sequential_shared"}
+
+
+def test_difference_claims_report_the_smallest_difference_and_can_fail():
+    fig6 = pd.concat([run("fig6_constant", "FedADMM", np.full(21, a), ds="mnist", partition="label_shards",
+                          eta=eta, setting=s)
+                      for s, a15 in (("MNIST non-IID", 0.5), ("CIFAR-10 non-IID", 0.7))
+                      for eta, a in ((1.0, 0.6), (1.5, a15))])
+    out = C.eta15_worse_noniid({"fig6_constant": fig6}, {})
+    assert out.value == pytest.approx(-10.0) and "η=1 minus η=1.5 +10.0 pp" in out.why
+    t4 = pd.concat([run("table4", "FedADMM", np.full(21, a), partition=p, E=E)
+                    for p, a10 in (("iid", 0.8), ("label_shards", 0.3)) for E, a in ((1, 0.4), (10, a10))])
+    assert C.fig7_final_grows_with_e({"table4": t4}, {}).value == pytest.approx(-10.0)

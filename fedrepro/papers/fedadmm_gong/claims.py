@@ -240,6 +240,15 @@ def fig10_especially_cifar(frames, summaries):
                    detail=f"margin over the best baseline: CIFAR-10 {m['cifar10']:+.1f} pp, FMNIST {m['fashion_mnist']:+.1f} pp")
 
 
+def _smallest(out, what: str = ""):
+    """Outcome of (label, difference in pp) pairs: the smallest difference, every pair listed in
+    the explanation (``what`` names the difference); None without pairs."""
+    if not out:
+        return None
+    text = "; ".join(f"{label}: {what}{v:+.1f} pp" for label, v in out)
+    return Outcome(min(v for _, v in out), why=text, detail=text)
+
+
 # ---- Q4: server step (Fig. 6) -------------------------------------------------------------------------
 def eta15_worse_noniid(frames, summaries):
     df = _df(frames, "fig6_constant")
@@ -248,10 +257,7 @@ def eta15_worse_noniid(frames, summaries):
     out = []
     for panel, sub in df[df["partition"] == "label_shards"].groupby("setting"):
         out.append((panel, 100 * (final(sub[np.isclose(sub["eta"], 1.0)]) - final(sub[np.isclose(sub["eta"], 1.5)]))))
-    if not out:
-        return None
-    text = "; ".join(f"{p}: η=1 minus η=1.5 {v:+.1f} pp" for p, v in out)
-    return Outcome(min(v for _, v in out), why=text, detail=text)
+    return _smallest(out, "η=1 minus η=1.5 ")
 
 
 def eta05_slower_early_iid(frames, summaries):
@@ -281,8 +287,7 @@ def eta_switch_helps(frames, summaries):
         c = const[(const["setting"] == panel) & np.isclose(const["eta"], 1.0)]
         s = sub[np.isclose(sub["eta"], 1.0)]
         out.append((panel, 100 * (final(s) - final(c))))
-    text = "; ".join(f"{p}: {v:+.1f} pp" for p, v in out)
-    return Outcome(min(v for _, v in out), why=text, detail=text)
+    return _smallest(out)
 
 
 # ---- Q5: Table IV, rounds decrease with E ---------------------------------------------------------------
@@ -318,8 +323,7 @@ def fig7_final_grows_with_e(frames, summaries):
     for (ds, part), sub in df.groupby(["ds", "partition"]):
         Es = sorted(sub["E"].unique())
         out.append((f"{DATASETS[ds]} {PARTITIONS[part]}", 100 * (final(sub[sub["E"] == Es[-1]]) - final(sub[sub["E"] == Es[0]]))))
-    text = "; ".join(f"{p}: E=10 minus E=1 {v:+.1f} pp" for p, v in out)
-    return Outcome(min(v for _, v in out), why=text, detail=text)
+    return _smallest(out, "largest minus smallest E ")
 
 
 # ---- Q6: Option I >= Option II (Fig. 8) -----------------------------------------------------------------
@@ -390,8 +394,7 @@ def table5_fedadmm_noniid_improves_with_m(frames, summaries):
     for ds, sub in df[(df["method"] == "FedADMM") & (df["partition"] == "label_shards")].groupby("ds"):
         a, b = final(sub[sub["m"] == 200]), final(sub[sub["m"] == 500])
         out.append((DATASETS[ds], 100 * (b - a)))
-    text = "; ".join(f"{d}: m=500 minus m=200 {v:+.1f} pp (final accuracy)" for d, v in out)
-    return Outcome(min(v for _, v in out), why=text, detail=text)
+    return _smallest(out, "final accuracy m=500 minus m=200 ")
 
 
 # ---- Q8: rho schedule (Fig. 9) ----------------------------------------------------------------------------
@@ -404,9 +407,8 @@ def rho_increase_helps(frames, summaries):
         r2 = sub["rho_2"].astype(float)
         const = final(sub[np.isclose(r2, 0.01)])
         raised = max((final(sub[np.isclose(r2, v)]), v) for v in sorted(set(r2)) if not np.isclose(v, 0.01))
-        out.append((DATASETS[ds], 100 * (raised[0] - const), raised[1]))
-    text = "; ".join(f"{d}: best raised schedule (0.01 -> {v:g}) {g:+.1f} pp over constant" for d, g, v in out)
-    return Outcome(min(g for _, g, _ in out), why=text, detail=text)
+        out.append((f"{DATASETS[ds]} (best raised schedule 0.01 -> {raised[1]:g})", 100 * (raised[0] - const)))
+    return _smallest(out, "over constant ")
 
 
 def _ratio_outcome(pairs):
