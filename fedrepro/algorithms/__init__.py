@@ -31,6 +31,8 @@ _REGISTRY = {
     "fedprox_sgd": "fedrepro.algorithms.fedprox_sgd:FedProxSGD",
     "fedsgd": "fedrepro.algorithms.fedsgd:FedSGD",
     "scaffold": "fedrepro.algorithms.scaffold:Scaffold",
+    # Jiao, Yang & Song, "Federated DRO with non-convex objectives" (spec 002): asynchronous update rules
+    "aspire": "fedrepro.algorithms.aspire:Aspire",
 }
 
 

@@ -24,6 +24,7 @@ PURPOSES = (
     "epochs",      # random local epoch counts E_i ~ U{1..E}
     "dropout",     # dropout masks of local training
     "subset",      # reduced-scale data subsets
+    "loss_batch",  # minibatches of reported losses (aspire: F_j; AFL / DRFA-Prox: loss queries)
 )
 
 

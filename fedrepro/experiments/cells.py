@@ -43,6 +43,7 @@ import yaml
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
+TIMING_KEYS = ("delays", "tau", "time_budget")   # virtual-clock keys (fedrepro.experiments.runner)
 SPEC_PREFIXES = ("problem", "mechanism", "attack")
 PAPERS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
 USER_PAPER = "custom"
@@ -157,6 +158,26 @@ def _set_dotted(cell: dict, key: str, value) -> None:
                           f"an algorithm name, or a run setting {list(RUN_KEYS)}")
 
 
+def check_timing(cell: dict, algorithm) -> None:
+    """The virtual-clock keys (``delays``, ``tau``, ``time_budget``) of a cell: a valid delay model,
+    staleness and budget; asynchronous rules need a delay model and take no mechanism or attack."""
+    from fedrepro.experiments.runner import check_async_cell
+    from fedrepro.sim.delays import build_delays, resolve_staleness
+
+    delays = build_delays(cell.get("delays"))
+    resolve_staleness(cell.get("tau"), 1)
+    budget = cell.get("time_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
+        raise ValueError(f"time_budget={budget!r} must be a positive number of virtual seconds")
+    if budget is not None and delays is None:
+        raise ValueError("time_budget needs a delay model: add delays: {...} to the experiment")
+    if getattr(algorithm, "asynchronous", False):
+        check_async_cell(cell)
+    elif cell.get("tau") is not None:
+        raise ValueError(f"tau (bounded staleness) applies to asynchronous update rules; {cell['algorithm']!r} is "
+                         "synchronous: remove tau for it")
+
+
 def check_cell(cell: dict, _seen: dict | None = None) -> None:
     """Raise :class:`ConfigError` when the cell's algorithm cannot be built with its parameters,
     its problem block, run settings, mechanism or attack are invalid, or the algorithm cannot run
@@ -173,8 +194,8 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     pname = problem.get("name")
     pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
     keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
-            "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, "mechanism", "attack",
-                                                                 "stop"))],
+            "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS,
+                                                                 "mechanism", "attack", "stop"))],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
@@ -187,6 +208,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             validate_problem_spec(problem)
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
+            check_timing(cell, algorithm)
             build_mechanism(cell.get("mechanism"))
             validate_stop_spec(cell.get("stop"))
             attack = build_attack(cell.get("attack"))
@@ -254,6 +276,7 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     "stop": copy.deepcopy((block.get("stop_by_algorithm") or {}).get(alg_name, block.get("stop"))),
                     **{key: block.get(key, default) for key, default in RUN_DEFAULTS.items()},
                     **{key: copy.deepcopy(block[key]) for key in RUN_OPTIONAL if key in block},
+                    **{key: copy.deepcopy(block[key]) for key in TIMING_KEYS if key in block},
                     "datasets": list(block.get("datasets", []) or []),
                     "instance": seed, "seed": int(base_seed) + int(seed),
                 }

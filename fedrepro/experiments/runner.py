@@ -18,8 +18,13 @@ from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
 from fedrepro.experiments.results import run_frame
+from fedrepro.sim.async_loop import simulate_async
+from fedrepro.sim.delays import build_delays, resolve_staleness
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.stopping import build_stop
+
+#: run settings the asynchronous loop takes (the rest are synchronous: participation, stores)
+ASYNC_SETTINGS = ("k0", "max_rounds", "eval_every", "time_limit", "metrics", "store", "diverge_factor")
 
 
 def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
@@ -40,14 +45,16 @@ def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
 
 @dataclass
 class Run:
-    """Everything of one run, ready for :func:`fedrepro.sim.loop.simulate`."""
+    """Everything of one run, ready for :func:`fedrepro.sim.loop.simulate` (or
+    :func:`fedrepro.sim.async_loop.simulate_async` for an asynchronous update rule)."""
 
     problem: object
     algorithm: object
-    kwargs: dict = field(default_factory=dict)     # simulate's keyword arguments
+    kwargs: dict = field(default_factory=dict)     # the loop's keyword arguments
 
     def simulate(self, progress=None):
-        return simulate(self.problem, self.algorithm, progress=progress, **self.kwargs)
+        loop = simulate_async if getattr(self.algorithm, "asynchronous", False) else simulate
+        return loop(self.problem, self.algorithm, progress=progress, **self.kwargs)
 
 
 def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
@@ -67,11 +74,34 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     stop = build_stop(cell.get("stop"), problem, reference)
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
+    delays, time_budget = build_delays(cell.get("delays")), cell.get("time_budget")
+    if getattr(algorithm, "asynchronous", False):
+        check_async_cell(cell)
+        kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
+                      tau=resolve_staleness(cell.get("tau"), problem.m),
+                      **{k: v for k, v in settings.items() if k in ASYNC_SETTINGS})
+        kwargs["max_iterations"] = kwargs.pop("max_rounds")
+        return Run(problem, algorithm, kwargs)
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
-                  attack=build_attack(cell.get("attack")), **settings)
+                  attack=build_attack(cell.get("attack")), delays=delays, time_budget=time_budget, **settings)
     if replay is not None:
         kwargs["replay"] = replay                  # simulate checks it against problem and round cap
     return Run(problem, algorithm, kwargs)
+
+
+def check_async_cell(cell: dict) -> None:
+    """An asynchronous update rule runs on the event-driven loop: it needs a delay model and takes no
+    privacy mechanism, attack or participation rate (a ValueError names the key to remove)."""
+    if cell.get("delays") is None:
+        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: give the cell a delay model "
+                         "(delays: {H_max: 5, c0: 0.05, ...}; {} for the defaults)")
+    for key in ("mechanism", "attack"):
+        if cell.get(key) is not None:
+            raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous; the event-driven loop does not "
+                             f"apply a {key}: remove {key!r} from the experiment")
+    if cell.get("rho", 1.0) != 1.0:
+        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: the number of active workers is its "
+                         "parameter S, not rho; remove rho")
 
 
 def run_cell(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,

@@ -22,6 +22,7 @@ _BUILDERS = {
     "softmax": "fedrepro.problems.softmax:build_softmax",
     "adult_logreg": "fedrepro.problems.adult:build_adult_logreg",
     "neural": "fedrepro.problems.neural:build_neural",
+    "worker_neural": "fedrepro.problems.worker_neural:build_worker_neural",
 }
 
 

@@ -83,6 +83,7 @@ class NeuralProblem(FederatedProblem):
     """
 
     name = "neural"
+    parts: list                     # m index arrays into X (instance attribute; MinibatchLossProblem)
 
     def __init__(self, model: Model, X, y, parts, X_test=None, y_test=None, *, weights="uniform",
                  eval_batch: int | None = None, dataset: str = ""):
@@ -167,6 +168,10 @@ class NeuralProblem(FederatedProblem):
                         out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """Mean loss and gradient at ``w`` on the samples ``idx`` (training mode: dropout from ``rng``)."""
         return self.model.loss_and_grad(w, self.X[idx], self.y[idx], rng=rng, out=out)
+
+    def batch_loss(self, w: np.ndarray, idx: np.ndarray) -> float:
+        """Mean loss at ``w`` on the samples ``idx`` (eval mode: no dropout)."""
+        return self.model.loss(w, self.X[idx], self.y[idx])
 
     # ---- StochasticProblem capability (minibatch algorithms: frpg, rsa, sgd_mean ...) --------
     def sample_minibatch(self, rng: np.random.Generator, clients: np.ndarray, b: int) -> np.ndarray:

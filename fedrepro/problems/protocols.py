@@ -22,6 +22,8 @@ capability                 members                                    read by
 ``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
 ``EpochProblem``           ``init_params``, ``epoch_batches``,        fedavg_sgd (local epochs of
                            ``batch_loss_grad``                        minibatch SGD)
+``MinibatchLossProblem``   ``init_params``, ``parts``,                aspire, afl, drfa_prox
+                           ``batch_loss_grad``, ``batch_loss``        (reported minibatch losses)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -70,8 +72,11 @@ LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", (
 RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen clients", ("flip_labels",))
 EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
                     ("init_params", "epoch_batches", "batch_loss_grad"))
+MINIBATCH_LOSS = Capability("MinibatchLossProblem", "minibatch gradients and losses on chosen samples of a client",
+                            ("init_params", "parts", "batch_loss_grad", "batch_loss"))
 
-CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS)
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS,
+                MINIBATCH_LOSS)
 
 _MISSING = object()
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from fedrepro.core.params import NONNEGATIVE, Anything, Interval, Real, validate_params
 
-__all__ = ["DelayModel", "DelayTable", "sync_round_duration", "drfa_round_duration"]
+__all__ = ["DelayModel", "DelayTable", "build_delays", "resolve_staleness", "sync_round_duration",
+           "drfa_round_duration"]
 
 
 def _check_schedule(schedule, m=None):
@@ -159,3 +160,30 @@ def drfa_round_duration(delays, r: int, model_workers, loss_workers, tau: int, s
     """DRFA(-Prox) round (spec 3.7): phase 1 sends the model to ``model_workers`` for ``tau`` local
     steps, phase 2 asks ``loss_workers`` for one loss evaluation (n_steps = 1); two communications."""
     return sync_round_duration(delays, r, [(model_workers, tau), (loss_workers, 1)], start)
+
+
+def build_delays(spec: dict | None) -> DelayModel | None:
+    """The :class:`DelayModel` a config's ``delays:`` block describes (None: no virtual clock)."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise ValueError(f"delays must be a mapping of DelayModel parameters, got {spec!r}")
+    unknown = sorted(set(spec) - set(DelayModel.constraints))
+    if unknown:
+        raise ValueError(f"delays: unknown key(s) {unknown}; allowed: {', '.join(DelayModel.constraints)}")
+    return DelayModel(**spec)
+
+
+def resolve_staleness(tau, m: int) -> int | None:
+    """Bounded staleness tau: an int, None (unbounded) or ``"<k>N"`` (k times the number of workers,
+    e.g. the spec's ``"4N"``)."""
+    if tau is None or (isinstance(tau, (int, np.integer)) and not isinstance(tau, bool) and tau >= 1):
+        return None if tau is None else int(tau)
+    if isinstance(tau, str) and tau.endswith("N"):
+        try:
+            k = float(tau[:-1] or 1)
+        except ValueError:
+            k = 0.0
+        if k > 0:
+            return max(1, int(round(k * m)))
+    raise ValueError(f"tau={tau!r} must be a positive integer, None or '<k>N' (e.g. '4N')")

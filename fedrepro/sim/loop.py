@@ -27,7 +27,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
              store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
              store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
-             sample_count: str = RUN_OPTIONAL["sample_count"], delays=None,
+             sample_count: str = RUN_OPTIONAL["sample_count"], delays=None, time_budget: float | None = None,
              diverge_factor: float | None = RUN_OPTIONAL["diverge_factor"]) -> RunResult:
     """Run ``algorithm`` on ``problem``.
 
@@ -68,6 +68,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     delays : a delay model of :mod:`fedrepro.sim.delays`: records then carry ``virtual_time``, the
         sum of the round durations (:func:`~fedrepro.sim.delays.sync_round_duration` over the
         algorithm's ``round_phases``), the clock of the asynchronous loop.
+    time_budget : virtual seconds (needs ``delays``): no round starts at or after it (status
+        ``time_budget``), as in the asynchronous loop.
 
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
@@ -75,6 +77,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
                        store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb,
                        sample_count=sample_count, diverge_factor=diverge_factor)
+    if time_budget is not None and (delays is None or not time_budget > 0):
+        raise ValueError(f"simulate: time_budget={time_budget!r} needs a delay model (delays=...) and a positive "
+                         "number of virtual seconds")
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     check_stop_needs(stop, metrics)
@@ -105,7 +110,8 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     for r in range(max_rounds + 1):
         w = algorithm.aggregate(state, problem, ctx, r)
         state.w = w
-        if r % eval_every == 0 or r == max_rounds:
+        out_of_time = time_budget is not None and virtual_time >= time_budget
+        if r % eval_every == 0 or r == max_rounds or out_of_time:
             tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
                     "local_time": local_time, "local_cpu_time": local_cpu_time,
                     **({"virtual_time": virtual_time} if timing is not None else {})}
@@ -115,6 +121,9 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
                 status, reason = ended
                 break
         if r == max_rounds:
+            break
+        if out_of_time:
+            status = reason = "time_budget"
             break
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
             status = reason = "time_limit"

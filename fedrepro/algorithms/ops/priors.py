@@ -1,0 +1,38 @@
+"""Prior distributions q over the workers (aspire spec 002 §2.7, §4.5): the centre of an uncertainty
+set, DRFA-Prox's starting point and regularizer, the weights of even-weight baselines."""
+from __future__ import annotations
+
+import numpy as np
+
+from fedrepro.core.params import Anything
+
+PRIOR_CONSTRAINT = Anything('"uniform", a probability vector with one entry per worker, '
+                            'or {"last": r} (the last worker weighted r / (N - 1 + r))')
+
+
+def resolve_prior(prior, m: int, owner: str) -> np.ndarray:
+    """The prior as an (m,) probability vector.
+
+    ``"uniform"`` (or None): 1/m. ``{"last": r}``: the last worker (a malicious worker added to N = m - 1
+    benign ones, spec §4.5) gets r / (N + r), every other 1 / (N + r). A sequence: taken as given; it
+    must have m non-negative entries summing to 1.
+    """
+    if prior is None or (isinstance(prior, str) and prior == "uniform"):
+        return np.full(m, 1.0 / m)
+    if isinstance(prior, dict):
+        if set(prior) != {"last"} or not (isinstance(prior["last"], (int, float)) and prior["last"] > 0):
+            raise ValueError(f"{owner}: prior {prior!r}: the mapping form is {{'last': r}} with r > 0")
+        if m < 2:
+            raise ValueError(f"{owner}: prior {{'last': r}} needs at least 2 workers, the problem has {m}")
+        r, n = float(prior["last"]), m - 1
+        q = np.full(m, 1.0 / (n + r))
+        q[-1] = r / (n + r)
+        return q
+    if isinstance(prior, str):
+        raise ValueError(f"{owner}: prior {prior!r} is not allowed; use 'uniform', {{'last': r}} or a vector")
+    q = np.asarray(prior, dtype=float)
+    if q.shape != (m,):
+        raise ValueError(f"{owner}: prior has {q.size} entries but the problem has {m} workers; give one per worker")
+    if not np.all(np.isfinite(q)) or np.any(q < 0) or abs(q.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{owner}: prior must be non-negative and sum to 1, got {q.tolist()}")
+    return q

@@ -1,0 +1,153 @@
+"""ASPIRE update rule (fedrepro.algorithms.aspire) on the event-driven loop: equations (11)-(15) by
+hand, EASE plane management, variants, ADP and determinism."""
+import numpy as np
+import pytest
+
+from fedrepro.algorithms import make_algorithm
+from fedrepro.core.context import RunContext
+from fedrepro.nn import ModelSpec, build_model
+from fedrepro.nn.layers import dense
+from fedrepro.problems.worker_neural import WorkerNeuralProblem
+from fedrepro.sim.async_loop import simulate_async
+from fedrepro.sim.delays import DelayModel, DelayTable
+
+N, C, D = 4, 3, 6
+
+
+def _problem(seed=0, n=40):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(C, D)) * 2
+
+    def make(count):
+        X, y, parts, start = [], [], [], 0
+        for j in range(N):
+            probs = np.full(C, 0.1)
+            probs[j % C] = 0.8
+            lab = rng.choice(C, count, p=probs / probs.sum())
+            X.append(centers[lab] + rng.normal(size=(count, D)) * (1 + 0.5 * j))
+            y.append(lab)
+            parts.append(np.arange(start, start + count))
+            start += count
+        return np.concatenate(X).astype(np.float32), np.concatenate(y), parts
+
+    X, y, parts = make(n)
+    Xt, yt, tparts = make(n // 2)
+    model = build_model(ModelSpec((D,), (dense(C),), "zeros", "logits_ce", "tiny", D * C + C))
+    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)
+
+
+def _run(alg, problem=None, iters=60, delays=None, **kw):
+    return simulate_async(problem or _problem(), alg, delays or DelayModel(), max_iterations=iters,
+                          eval_every=kw.pop("eval_every", 4), seed=kw.pop("seed", 3), **kw)
+
+
+def test_worker_step_is_eq_11_and_master_update_is_eqs_12_to_15():
+    prob = _problem()
+    alg = make_algorithm("aspire", lr=0.05, B=8, B_loss=16, Gamma=2.0, alpha1=0.3)
+    ctx = RunContext(seed=5, max_rounds=100)
+    st = alg.init(prob, ctx)
+    st.pi = np.array([0.1, 0.2, 0.3, 0.4])
+    st.phi = np.random.default_rng(1).normal(size=st.phi.shape).astype(np.float32) * 0.1
+    st.sum_phi = st.phi.sum(axis=0, dtype=np.float64)
+    st.w = np.full(prob.dim, 0.05, dtype=np.float32)
+    (w1, F1), = alg.worker_compute(st, prob, ctx, [2], 7)
+    # by hand: one minibatch of 8 from ("minibatch", 7, 2), the step of (11), clip to +-alpha1
+    alpha_w = N * 0.05
+    kappa1 = 0.5 / alpha_w
+    part = prob.parts[2]
+    idx = part[ctx.rng("minibatch", 7, 2).choice(part.size, 8, replace=False)]
+    _, g = prob.batch_loss_grad(st.W[2], idx)
+    w_ref = np.clip(st.W[2] - alpha_w * (0.3 * g - st.phi[2] - kappa1 * (st.w - st.W[2])), -0.3, 0.3)
+    np.testing.assert_allclose(w1, w_ref, rtol=1e-6, atol=1e-7)
+    assert F1 == pytest.approx(prob.batch_loss(w1, part[ctx.rng("loss_batch", 8, 2, 0).choice(part.size, 16,
+                                                                                              replace=False)]))
+    # master iteration t = 7 with that report
+    W, phi, z, h, lam, planes = st.W.copy(), st.phi.copy(), st.w.copy(), 0.2, np.array([0.7]), st.planes.copy()
+    st.h, st.lam = h, lam.copy()
+    F = st.F.copy()
+    F[2] = F1
+    W[2] = w1
+    alg.master_update(st, prob, ctx, np.array([2]), [(w1, F1)], 7, {})
+    eta_z = 1 / (2 * N * kappa1)
+    z_ref = np.clip(z - eta_z * (phi.sum(0) + kappa1 * (N * z - W.sum(0))), -0.3, 0.3)
+    np.testing.assert_allclose(st.w, z_ref, rtol=1e-5, atol=1e-6)
+    h_ref = np.clip(h - 0.01 * (1 - lam.sum()), 0, 10)
+    assert st.h == pytest.approx(h_ref)
+    c1, c2 = max(1 / (0.5 * 8 ** (1 / 6)), 1e-3), max(1 / (0.1 * 8 ** (1 / 6)), 1e-3)
+    lam_ref = np.clip(lam + 0.5 * (planes @ F - h_ref - c1 * lam), 0, 1)
+    np.testing.assert_allclose(st.lam[:1], lam_ref)
+    phi_ref = np.clip(phi[2] + 0.1 * (z_ref - w1 - c2 * phi[2]), -10, 10)
+    np.testing.assert_allclose(st.phi[2], phi_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(st.phi[0], phi[0])               # only active workers move phi (15)
+    np.testing.assert_allclose(st.sum_phi, st.phi.sum(0), atol=1e-6)
+    np.testing.assert_allclose(st.sum_W, st.W.sum(0), atol=1e-6)
+
+
+def test_mix_even_adds_no_plane_and_weights_follow_the_prior():
+    res = _run(make_algorithm("aspire", Gamma=0.0, lr=0.1))
+    assert {r["n_planes"] for r in res.trace} == {1}
+    last = res.trace[-1]
+    assert last["pi_min"] == pytest.approx(last["pi_max"]) == pytest.approx(last["sum_lambda"] / N)
+
+
+def test_cutting_planes_grow_for_cp_and_are_removed_by_ease():
+    # noisy reported losses (B_loss = 8) move the worst case between vertices of P
+    cp = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, B_loss=8), iters=400)
+    ease = _run(make_algorithm("aspire", lr=0.1, ease=True, k=2, B_loss=8), iters=400)
+    n_cp = [r["n_planes"] for r in cp.trace]
+    assert n_cp == sorted(n_cp) and n_cp[-1] > 1 and cp.trace[-1]["planes_removed"] == 0
+    assert ease.trace[-1]["planes_removed"] > 0
+    assert ease.trace[-1]["n_planes"] < n_cp[-1]
+
+
+def test_planes_stop_after_T1():
+    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1_fraction=0.25), iters=120, eval_every=1)
+    after = [r["n_planes"] for r in res.trace if r["round"] > 31]
+    assert len(set(after)) == 1
+
+
+def test_same_seed_same_trace_and_seed_changes_it():
+    a = _run(make_algorithm("aspire", lr=0.1), seed=4)
+    b = _run(make_algorithm("aspire", lr=0.1), seed=4)
+    c = _run(make_algorithm("aspire", lr=0.1), seed=5)
+    strip = lambda tr: [{k: v for k, v in r.items() if "time" not in k or k == "virtual_time"} for r in tr]  # noqa: E731
+    assert strip(a.trace) == strip(b.trace)
+    assert strip(a.trace) != strip(c.trace)
+
+
+def test_S_equal_N_consumes_every_worker_each_iteration():
+    table = DelayTable([[1.0]] * N)
+    res = _run(make_algorithm("aspire", lr=0.1, S=N), delays=table, iters=20, eval_every=1)
+    assert all(r["uploads"] == N * r["round"] for r in res.trace)
+    assert res.trace[-1]["virtual_time"] == pytest.approx(20.0)
+
+
+def test_adp_switches_S_around_a_straggler_episode():
+    delays = DelayModel(H_max=1.0, c0=0.0, m0=1.0, sigma=0.05, mu1=0.0,
+                        schedule=[{"worker": 2, "start": 10.0, "end": 30.0, "factor": 4.0}])
+    res = _run(make_algorithm("aspire", lr=0.1, adp={"s": 1, "beta1": 1.5}), delays=delays, iters=400,
+               eval_every=1, time_budget=45.0)
+    S = [(r["virtual_time"], r["active_workers"]) for r in res.trace]
+    before = [s for t, s in S if 3 < t < 10]
+    during = [s for t, s in S if 18 < t < 30]
+    after = [s for t, s in S if 40 < t]
+    assert set(before) == {N} and 1 in during and after and after[-1] == N
+    printed = _run(make_algorithm("aspire", lr=0.1, adp={"s": 1, "beta1": 1.5, "rule": "printed"}), delays=delays,
+                   iters=400, eval_every=1, time_budget=45.0)
+    assert {r["active_workers"] for r in printed.trace if 3 < r["virtual_time"] < 10} == {1}
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"S": 9}, "S=9"), ({"prior": [0.5, 0.5]}, "2 entries"), ({"adp": {"speed": 1}}, "unknown adp"),
+    ({"adp": {"rule": "other"}}, "rule"), ({"Gamma": -1}, "Gamma"),
+])
+def test_bad_parameters_are_named(params, match):
+    with pytest.raises(ValueError, match=match):
+        _run(make_algorithm("aspire", **params), iters=2)
+
+
+def test_attack_prior_down_weights_the_last_worker():
+    alg = make_algorithm("aspire", prior={"last": 0.2}, Gamma=float(N))
+    st = alg.init(_problem(), RunContext(seed=0, max_rounds=10))
+    np.testing.assert_allclose(st.q, [1 / 3.2] * 3 + [0.2 / 3.2])
+    assert not st.uset.equal_bounds()          # heterogeneous ptilde: the exact parametric path (spec 3.3.1 b)
