@@ -17,6 +17,8 @@ from fedrepro.problems import build_problem, problem_class, problem_names
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import (CAPABILITIES, LIPSCHITZ, LOSS_KIND, STEP_CONSTANT, STOCHASTIC, Capability,
                                          capabilities_of, check_pairing, missing, provides)
+from fedrepro.sim.async_loop import simulate_async
+from fedrepro.sim.delays import DelayModel
 from fedrepro.sim.loop import simulate
 from tests.toys import Quadratic
 
@@ -172,6 +174,9 @@ RUNS = {   # algorithm -> (problem, params, k0)
     "fedavg_sgd": ("neural", {"E": 2, "B": 7, "random_epochs": True}, 1),
     "fedadmm_gong": ("neural", {"E": 2, "B": 7}, 1), "fedprox_sgd": ("neural", {"E": 2, "B": 7}, 1),
     "fedsgd": ("neural", {}, 1), "scaffold": ("neural", {"E": 2, "B": 7}, 1),
+    # asynchronous update rules (run on simulate_async with the default delay model)
+    **{name: ("neural", {"B": 7, "B_loss": 9}, 1)
+       for name in ("aspire", "aspire_cp", "aspire_sync", "aspire_per", "aspire_adp", "mix_even")},
 }
 
 
@@ -186,8 +191,12 @@ def test_what_an_algorithm_reads_is_declared(name, monkeypatch):
 
     problem = Recorder({"softmax": _softmax, "neural": toy}.get(kind, _linreg_synthetic)())
     monkeypatch.setattr("fedrepro.sim.loop.check_pairing", lambda a, p: None)   # record reads, not the check
+    monkeypatch.setattr("fedrepro.sim.async_loop.check_pairing", lambda a, p: None)
     alg = make_algorithm(name, **params)
-    simulate(problem, alg, k0=k0, max_rounds=3, seed=2)
+    if alg.asynchronous:
+        simulate_async(problem, alg, DelayModel(), k0=k0, max_iterations=12, eval_every=4, seed=2)
+    else:
+        simulate(problem, alg, k0=k0, max_rounds=3, seed=2)
     declared = {m for c in alg.requirements() for m in c.members}
     extra = problem.seen - BASE_INTERFACE
     assert extra <= declared, f"{name} reads {sorted(extra - declared)} without declaring them in requires"

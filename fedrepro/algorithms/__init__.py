@@ -33,6 +33,11 @@ _REGISTRY = {
     "scaffold": "fedrepro.algorithms.scaffold:Scaffold",
     # Jiao, Yang & Song, "Federated DRO with non-convex objectives" (spec 002): asynchronous update rules
     "aspire": "fedrepro.algorithms.aspire:Aspire",
+    "aspire_cp": "fedrepro.algorithms.aspire:AspireCP",
+    "aspire_sync": "fedrepro.algorithms.aspire:AspireSync",
+    "aspire_per": "fedrepro.algorithms.aspire:AspirePer",
+    "aspire_adp": "fedrepro.algorithms.aspire:AspireADP",
+    "mix_even": "fedrepro.algorithms.aspire:MixEven",
 }
 
 

@@ -76,7 +76,7 @@ class Aspire(AsyncAlgorithm):
     ptilde_scale : ptilde_j = scale q_j. uncertainty_set / set_params : another set of Section 5 for
         step E1 (``cdnorm`` uses q, ptilde, Gamma).
     ease : remove planes (20) (False: ASPIRE-CP). local_steps : steps of (11) per job (5: EASE_per).
-    S : active workers per iteration. adp : None, or {s, beta1, beta_ema, rule: text|printed}.
+    S : active workers per iteration (None: all N, the synchronous ASPIRE-EASE(-)). adp : None, or {s, beta1, beta_ema, rule: text|printed}.
     kappa1_times_alpha_w : kappa_1 alpha_w (0.5); eta_z = 1 / (2 N kappa_1).
     eta_h, rho1, rho2, c_min, alpha1..alpha4, lr_after_T1, T1_fraction (T1 = fraction x max
     iterations), k (plane period; None: N), B, B_loss, viol_tol : spec §3.1.
@@ -91,7 +91,7 @@ class Aspire(AsyncAlgorithm):
     set_params: dict | None = None
     ease: bool = True
     local_steps: int = 1
-    S: int = 1
+    S: int | None = 1
     adp: dict | None = None
     kappa1_times_alpha_w: float = 0.5
     eta_h: float = 0.01
@@ -117,7 +117,7 @@ class Aspire(AsyncAlgorithm):
         "lr": [POSITIVE], "alpha_w_factor": [None, POSITIVE], "Gamma": [None, NONNEGATIVE],
         "prior": [PRIOR_CONSTRAINT], "ptilde_scale": [NONNEGATIVE],
         "uncertainty_set": [Options(*UNCERTAINTY_SETS)], "set_params": [None, Anything("the set's parameters")],
-        "ease": [Boolean], "local_steps": [POSITIVE_INT], "adp": [None, Anything("{s, beta1, beta_ema, rule}")],
+        "S": [None, POSITIVE_INT], "ease": [Boolean], "local_steps": [POSITIVE_INT], "adp": [None, Anything("{s, beta1, beta_ema, rule}")],
         "kappa1_times_alpha_w": [POSITIVE], "eta_h": [NONNEGATIVE], "rho1": [POSITIVE], "rho2": [POSITIVE],
         "c_min": [POSITIVE], "alpha1": [POSITIVE], "alpha2": [POSITIVE], "alpha3": [POSITIVE],
         "alpha4": [POSITIVE], "lr_after_T1": [POSITIVE], "T1_fraction": [Interval(Real, 0, 1, closed="both")],
@@ -147,6 +147,9 @@ class Aspire(AsyncAlgorithm):
         kappa1 = self.kappa1_times_alpha_w / alpha_w
         return alpha_w, kappa1, 1.0 / (2 * m * kappa1)
 
+    def _S(self, m: int) -> int:
+        return m if self.S is None else min(self.S, m)
+
     def _make_set(self, q: np.ndarray, m: int):
         if self.uncertainty_set == "cdnorm":
             params = {"q": q, "ptilde": self.ptilde_scale * q, "Gamma": m if self.Gamma is None else self.Gamma,
@@ -160,7 +163,7 @@ class Aspire(AsyncAlgorithm):
     # ---- the rule ------------------------------------------------------------------------
     def init(self, problem, ctx) -> AspireState:
         m = problem.m
-        if self.S > m:
+        if self.S is not None and self.S > m:
             raise ValueError(f"aspire: S={self.S} active workers but the problem has {m} workers; use S <= {m}")
         q = resolve_prior(self.prior, m, "aspire")
         w0 = problem.init_params(ctx.rng("init"))
@@ -172,7 +175,7 @@ class Aspire(AsyncAlgorithm):
                             sum_phi=np.zeros(problem.dim), F=F, planes=planes, lam=np.ones(1),
                             lam_prev=np.ones(1), pi=q.copy(), q=q, uset=self._make_set(q, m),
                             T1=int(self.T1_fraction * ctx.max_rounds), k=self.k or m,
-                            delay_est=np.full(m, np.nan), S_t=min(self.S, m))
+                            delay_est=np.full(m, np.nan), S_t=self._S(m))
         return state
 
     def _loss_batch(self, problem, rng, j) -> np.ndarray:
@@ -261,7 +264,7 @@ class Aspire(AsyncAlgorithm):
     def active_count(self, state, problem, ctx, t: int) -> int:
         m = problem.m
         if self.adp is None:
-            state.S_t = min(self.S, m)
+            state.S_t = self._S(m)
             return state.S_t
         adp = {**self.ADP_DEFAULTS, **self.adp}
         s = min(int(adp["s"]), m)
@@ -287,3 +290,49 @@ class Aspire(AsyncAlgorithm):
         if self.adp is not None:
             out.update({f"delay_est_{j}": float(v) for j, v in enumerate(state.delay_est)})
         return out
+
+
+# ---- the paper's named variants (spec §3.2): the same rule with other defaults --------------------
+@dataclass
+class AspireCP(Aspire):
+    """ASPIRE-CP: planes are only added (no removal step (20))."""
+
+    ease: bool = False
+    name = "aspire_cp"
+
+
+@dataclass
+class AspireSync(Aspire):
+    """ASPIRE-EASE(-): the master waits for all N workers every iteration."""
+
+    S: int | None = None
+    name = "aspire_sync"
+
+
+@dataclass
+class AspirePer(Aspire):
+    """ASPIRE-EASE_per: 5 projected gradient steps of (11) per job ("periodic communication", AMBIG-10)."""
+
+    local_steps: int = 5
+    name = "aspire_per"
+
+
+@dataclass
+class MixEven(Aspire):
+    """Mix_Even: ASPIRE with even weights, i.e. Gamma = 0 around the uniform prior (AMBIG-11)."""
+
+    Gamma: float | None = 0.0
+    name = "mix_even"
+
+
+@dataclass
+class AspireADP(Aspire):
+    """ASPIRE-ADP (Section 8, Eq. 35): S_t chosen from the master's delay estimates."""
+
+    adp: dict | None = None
+    name = "aspire_adp"
+
+    def __post_init__(self):
+        if self.adp is None:
+            self.adp = {}
+        super().__post_init__()

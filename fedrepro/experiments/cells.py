@@ -15,6 +15,9 @@ Grid keys
 ``<algorithm>.<param>``                            one algorithm's parameter
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
 algorithm only.
+A run setting (``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``time_limit``) inside
+``algorithms: {name: {...}}`` applies to that algorithm's cells only (LFRPG's frame length,
+aspire's budget parity: the same gradient steps per worker in different round counts).
 
 Settings
 --------
@@ -292,8 +295,9 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     columns[column_name(key)] = value
                     if head != alg_name:
                         shared[key] = value
-                if "k0" in cell["params"]:       # per-algorithm k0 (e.g. LFRPG frame length)
-                    cell["k0"] = cell["params"].pop("k0")
+                for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds)
+                    if key in cell["params"]:
+                        cell[key] = cell["params"].pop(key)
                 cell["columns"] = columns
                 cell["shared"] = shared
                 cell["cell"] = cell_id(cell)

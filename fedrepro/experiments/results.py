@@ -71,6 +71,9 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "run_local_time": float(result.local_time),
         "run_local_cpu_time": float(result.local_cpu_time),
     }
+    if cell.get("delays") is not None:          # runs on the virtual clock: the delay model and budget
+        const["delays"] = json.dumps(cell["delays"], sort_keys=True, default=str)
+        const["time_budget"] = cell.get("time_budget")
     for key, value in (cell.get("columns") or {}).items():
         const[key] = value
     for key, value in const.items():

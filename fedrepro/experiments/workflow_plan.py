@@ -144,7 +144,7 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex"))):
             for fig, spec in (getattr(module, attr, {}) if module else {}).items():
                 missing = sorted({d for e in spec.experiments for d in skipped.get((paper, e), [])})
-                unknown = [e for e in spec.experiments if e not in exps]
+                unknown = [e for e in (*spec.experiments, *spec.optional) if e not in exps]
                 if unknown:
                     raise ConfigError(f"{paper} {kind} {fig} needs experiment(s) {unknown} that "
                                       f"workflow/papers/{paper}.yaml does not define")
@@ -161,6 +161,12 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         info["targets"] = targets
         out[paper] = info
     return out
+
+
+def figure_experiments(paper: str, fig: str, skipped: dict) -> list[str]:
+    """The experiments a figure or table reads: its required ones and its optional ones not skipped."""
+    spec = figure_spec(paper, fig)
+    return [*spec.experiments, *(e for e in spec.optional if (paper, e) not in skipped)]
 
 
 def id_pattern(outputs: dict, kind: str) -> str:

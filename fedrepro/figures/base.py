@@ -1,7 +1,7 @@
 """What a paper's figure/table module exports: ``FIGURES`` and ``TABLES`` dicts of FigureSpec."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 
@@ -14,11 +14,15 @@ class FigureSpec:
         to the tidy trace / per-run summary DataFrames; ``out`` is the output path without
         suffix (figures write ``.pdf`` and ``.png``, tables ``.md``, ``.csv`` and ``.tex``).
     kind : ``"figure"`` or ``"table"``.
+    optional : experiments used when their data are available (e.g. one per dataset): the output is
+        built without those skipped for a missing dataset (``frames`` then lacks them; the renderer
+        says so), while a missing required experiment skips the output.
     """
 
     experiments: list
     render: Callable
     kind: str = "figure"
+    optional: list = field(default_factory=list)
 
 
 def save_figure(fig, out, dpi: int = 130) -> None:

@@ -3,8 +3,7 @@
 
 
 def figure_inputs(wc):
-    spec = ws.figure_spec(wc.paper, wc.fig)
-    return [f"results/{wc.paper}/{e}{suffix}" for e in spec.experiments
+    return [f"results/{wc.paper}/{e}{suffix}" for e in ws.figure_experiments(wc.paper, wc.fig, SKIPPED)
             for suffix in (".parquet", ".summary.parquet")]
 
 
@@ -17,6 +16,8 @@ rule figure:
         png="figures/{paper}/{fig}.png",
     log:
         "logs/figures/{paper}/{fig}.log",
+    params:
+        experiments=lambda wc: ws.figure_experiments(wc.paper, wc.fig, SKIPPED),
     wildcard_constraints:
         paper="|".join(ws.PAPER_KEYS),
         fig=ws.id_pattern(OUTPUTS, "figure"),
@@ -34,6 +35,8 @@ rule table:
         tex="figures/{paper}/{fig}.tex",
     log:
         "logs/figures/{paper}/{fig}.log",
+    params:
+        experiments=lambda wc: ws.figure_experiments(wc.paper, wc.fig, SKIPPED),
     wildcard_constraints:
         paper="|".join(ws.PAPER_KEYS),
         fig=ws.id_pattern(OUTPUTS, "table"),

@@ -15,8 +15,9 @@ with logged(snakemake):
     # tables computed from processed data (fedadmm_gong Table VI) read them from the configured folder
     os.environ["FEDREPRO_PROCESSED"] = str((snakemake.config.get("data") or {}).get("processed", "data/processed"))
     spec = figure_spec(paper, fig)
-    frames = {e: pd.read_parquet(f"results/{paper}/{e}.parquet") for e in spec.experiments}
-    summaries = {e: pd.read_parquet(f"results/{paper}/{e}.summary.parquet") for e in spec.experiments}
+    experiments = snakemake.params.experiments      # required + optional ones whose data are available
+    frames = {e: pd.read_parquet(f"results/{paper}/{e}.parquet") for e in experiments}
+    summaries = {e: pd.read_parquet(f"results/{paper}/{e}.summary.parquet") for e in experiments}
     out = Path(snakemake.output[0]).with_suffix("")
     spec.render(frames, summaries, out)
     for path in snakemake.output:
