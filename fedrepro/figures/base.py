@@ -68,7 +68,7 @@ def write_table(table, out, caption: str, columns=None, formats: dict | None = N
     names = list(columns or table.columns)
     rows = [[fmt(c, v) for c, v in zip(table.columns, r)] for r in table.itertuples(index=False)]
     md = [caption, "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    md += ["| " + " | ".join(r) + " |" for r in rows]
+    md += ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |" for r in rows]   # | inside a cell
     out.with_suffix(".md").write_text("\n".join(md) + "\n")
     tex = ["% " + caption.replace("\n", " "), "\\begin{tabular}{" + (align or "r" * len(names)) + "}", "\\hline",
            " & ".join(_tex_escape(n) for n in names) + " \\\\", "\\hline"]
