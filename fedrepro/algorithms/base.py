@@ -83,6 +83,7 @@ class Algorithm:
     """
 
     name = "base"
+    asynchronous = False        # True: an update rule of the event-driven loop (algorithms.async_base)
     requires = ()
     # per-client (m, dim) stores the algorithm keeps (memory estimate and store "auto");
     # None: not declared (estimates assume UNDECLARED_CLIENT_VECTORS)

@@ -174,7 +174,7 @@ def check_timing(cell: dict, algorithm) -> None:
         raise ValueError(f"time_budget={budget!r} must be a positive number of virtual seconds")
     if budget is not None and delays is None:
         raise ValueError("time_budget needs a delay model: add delays: {...} to the experiment")
-    if getattr(algorithm, "asynchronous", False):
+    if algorithm.asynchronous:
         check_async_cell(cell)
     elif cell.get("tau") is not None:
         raise ValueError(f"tau (bounded staleness) applies to asynchronous update rules; {cell['algorithm']!r} is "

@@ -53,7 +53,7 @@ class Run:
     kwargs: dict = field(default_factory=dict)     # the loop's keyword arguments
 
     def simulate(self, progress=None):
-        loop = simulate_async if getattr(self.algorithm, "asynchronous", False) else simulate
+        loop = simulate_async if self.algorithm.asynchronous else simulate
         return loop(self.problem, self.algorithm, progress=progress, **self.kwargs)
 
 
@@ -75,7 +75,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
     delays, time_budget = build_delays(cell.get("delays")), cell.get("time_budget")
-    if getattr(algorithm, "asynchronous", False):
+    if algorithm.asynchronous:
         check_async_cell(cell)
         kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
                       tau=resolve_staleness(cell.get("tau"), problem.m),

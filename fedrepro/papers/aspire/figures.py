@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.figures.base import FigureSpec, save_figure, write_table
+from fedrepro.papers.aspire import static
 from fedrepro.papers.aspire.analysis import (DATASETS, FIG4_METHODS, METHODS, finals, fig3_frame, frames_of,
                                              missing_datasets, table3_frame, table4_frame, time_curves,
                                              time_to_target)
@@ -245,13 +246,38 @@ def fig2(frames, summaries, out):
     save_figure(fig, out)
 
 
+# ---- static outputs (no training) ---------------------------------------------------------------
+def table5(frames, summaries, out):
+    """Table 5 with the realised per-worker data of the Table 3 runs (rebuilt from the processed data
+    with the runs' problem options; cached)."""
+    import json
+    import os
+
+    from fedrepro.data.worker_data import build_worker_data
+
+    processed = os.environ.get("FEDREPRO_PROCESSED", "data/processed")
+    realised = {}
+    for ds, df in frames_of(frames, "table3").items():
+        spec = json.loads(df["problem"].iloc[0])
+        wd = build_worker_data(spec["dataset"], processed, split_seed=spec.get("split_seed", 0),
+                               train_per_worker=spec.get("train_per_worker"),
+                               test_per_worker=spec.get("test_per_worker"), **(spec.get("features") or {}))
+        realised[DATASETS[ds][1]] = {"workers": wd.n_workers, "classes": wd.n_classes, "n_train": int(len(wd.y_train)),
+                                     "n_test": int(len(wd.y_test)), "d": int(wd.X_train.shape[1])}
+    static.render_table5(out, realised)
+
+
 FIGURES = {
+    "fig1": FigureSpec([], lambda frames, summaries, out: static.fig1(out)),
     "fig2": FigureSpec(["fig2"], fig2),
     "fig3": FigureSpec([], fig3, optional=[f"fig3_{d}" for d in DATASETS]),
     "fig4": FigureSpec([], fig4, optional=[f"fig4_{d}" for d in DATASETS]),
     "fig5": FigureSpec([], fig5, optional=[f"fig4_{d}" for d in DATASETS]),
 }
 TABLES = {
+    "table1": FigureSpec([], lambda frames, summaries, out: static.render_table1(out), kind="table"),
+    "table2": FigureSpec([], lambda frames, summaries, out: static.render_table2(out), kind="table"),
+    "table5": FigureSpec([], table5, kind="table", optional=[f"table3_{d}" for d in DATASETS]),
     "table3": FigureSpec([], table3, kind="table", optional=[f"table3_{d}" for d in DATASETS]),
     "table4": FigureSpec([], table4, kind="table", optional=[f"table4_{d}" for d in DATASETS]),
     "fig4_time": FigureSpec([], fig4_time, kind="table", optional=[f"fig4_{d}" for d in DATASETS]),

@@ -333,14 +333,3 @@ def render_table5(out, realised: dict | None = None) -> None:
     """Write Table 5 (paper numbers, realised counts where given) as out.md / .csv / .tex."""
     write_table(table5_frame(realised), out,
                 "Table 5 — number of workers and categories (paper), realised workers, classes, samples and d")
-
-
-def _static(render):
-    """A FigureSpec render ``(frames, summaries, out)`` for an output that needs no experiment."""
-    return lambda frames, summaries, out: render(out)
-
-
-TABLES = {"table1": FigureSpec([], _static(render_table1), "table"),
-          "table2": FigureSpec([], _static(render_table2), "table"),
-          "table5": FigureSpec([], _static(render_table5), "table")}
-FIGURES = {"fig1": FigureSpec([], _static(fig1), "figure")}
