@@ -273,6 +273,10 @@ def test_cache_hit_identical_and_stale_cache_rebuilt(processed, tmp_path):
     assert _same(cold, again)
     import pyarrow.parquet as pq
     pq.read_table(files[0])                                                    # and rewritten whole
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    with pytest.warns(UserWarning, match="feature cache"):                     # unwritable cache: warn, still build
+        assert _same(cold, build_worker_data("scma", processed, cache_dir=blocker))
     # default cache folder
     build_worker_data("fmnist3", processed)
     assert list((processed / "features").glob("fmnist3-*.parquet"))

@@ -38,6 +38,7 @@ import json
 import math
 import os
 import uuid
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -144,7 +145,11 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
                    n_features=wd.n_features, n_classes=wd.n_classes, n_workers=wd.n_workers)
     wd.meta = _jsonable(wd.meta)         # the same plain-JSON meta a cache hit returns
     if cache is not None:
-        _write_cache(cache, wd, opts, _fingerprint(src_path))
+        try:
+            _write_cache(cache, wd, opts, _fingerprint(src_path))
+        except OSError as err:           # e.g. a read-only processed folder: the data are still valid
+            warnings.warn(f"{name}: could not write the feature cache {cache} ({err}); pass a writable "
+                          "cache_dir to reuse the result", stacklevel=2)
     return wd
 
 
