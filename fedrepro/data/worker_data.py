@@ -38,6 +38,7 @@ import json
 import math
 import os
 import uuid
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -118,8 +119,10 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
     """Worker-split dataset ``name`` from ``<processed_dir>/<source>.npz`` (cached as Parquet).
 
     ``options`` override the dataset's defaults (:data:`DATASETS`); ``train_per_worker`` /
-    ``test_per_worker`` cap each worker's split (None: no cap).  ``cache_dir=False``
-    disables the cache.
+    ``test_per_worker`` cap each worker's split (None: no cap).  Sensor datasets: split
+    80/20 per (worker, class) first, then cap, then standardise with the pooled capped
+    training data.  ``cache_dir=False`` disables the cache; a cache file whose options or
+    source file (size, mtime) differ, or that cannot be read, is rebuilt and replaced.
     """
     opts = _options(name, split_seed, train_per_worker, test_per_worker, options)
     source = DATASETS[name][0]
@@ -142,7 +145,11 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
                    n_features=wd.n_features, n_classes=wd.n_classes, n_workers=wd.n_workers)
     wd.meta = _jsonable(wd.meta)         # the same plain-JSON meta a cache hit returns
     if cache is not None:
-        _write_cache(cache, wd, opts, _fingerprint(src_path))
+        try:
+            _write_cache(cache, wd, opts, _fingerprint(src_path))
+        except OSError as err:           # e.g. a read-only processed folder: the data are still valid
+            warnings.warn(f"{name}: could not write the feature cache {cache} ({err}); pass a writable "
+                          "cache_dir to reuse the result", stacklevel=2)
     return wd
 
 
@@ -378,8 +385,9 @@ def _person_activity(ds: Dataset, opts: dict) -> WorkerData:
     """Person letter -> worker; snapshot (16) or raw (x, y, z, tag one-hot = 7) features."""
     need = {"participant", "sequence", "tag", "timestamp"}
     if not need <= set(ds.groups):
-        raise ValueError(f"person_activity: localization_person_activity.npz lacks groups {sorted(need - set(ds.groups))}; "
-                         "rebuild it with the current loader")
+        raise ValueError(f"person_activity: localization_person_activity.npz lacks groups "
+                         f"{sorted(need - set(ds.groups))}; rebuild it with the current loader "
+                         "(snakemake -f data/processed/localization_person_activity.npz)")
     g = {k: np.asarray(v) for k, v in ds.groups.items()}
     X = np.asarray(ds.X, dtype=np.float64)
     onehot_names = [f"is_{t}" for t in PERSON_TAGS]
