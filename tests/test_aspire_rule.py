@@ -59,7 +59,9 @@ def test_worker_step_is_eq_11_and_master_update_is_eqs_12_to_15():
     _, g = prob.batch_loss_grad(st.W[2], idx)
     w_ref = np.clip(st.W[2] - alpha_w * (0.3 * g - st.phi[2] - kappa1 * (st.w - st.W[2])), -0.3, 0.3)
     np.testing.assert_allclose(w1, w_ref, rtol=1e-6, atol=1e-7)
-    assert F1 == pytest.approx(prob.batch_loss(w1, part[ctx.rng("loss_batch", 8, 2, 0).choice(part.size, 16,
+    rng = ctx.rng("minibatch", 7, 2)
+    rng.choice(part.size, 8, replace=False)
+    assert F1 == pytest.approx(prob.batch_loss(w1, part[rng.choice(part.size, 16,
                                                                                               replace=False)]))
     # master iteration t = 7 with that report
     W, phi, z, h, lam, planes = st.W.copy(), st.phi.copy(), st.w.copy(), 0.2, np.array([0.7]), st.planes.copy()

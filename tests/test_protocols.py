@@ -225,7 +225,17 @@ def _build_each(tmp_path):
         "neural": build_problem({"name": "neural", "m": 4, "dataset": "mnist"}, 0,
                                 dataset=Dataset("mnist", np.random.default_rng(0).random((40, 784)),
                                                 np.arange(40) % 10, np.array(["train", "test"] * 20))),
+        "worker_neural": _worker_neural(tmp_path),
     }
+
+
+def _worker_neural(tmp_path):
+    """A fmnist3 problem from a tiny fashion_mnist.npz (classes 0, 2, 6 -> three workers)."""
+    rng = np.random.default_rng(1)
+    y = np.tile(np.arange(10), 12)
+    Dataset("fashion_mnist", rng.random((120, 784)), y, np.array(["train"] * 80 + ["test"] * 40)).save(
+        tmp_path / "fashion_mnist.npz")
+    return build_problem({"name": "worker_neural", "dataset": "fmnist3"}, 0, data_dir=tmp_path)
 
 
 def test_problem_class_matches_built_problems(tmp_path):

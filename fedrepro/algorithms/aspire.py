@@ -168,7 +168,7 @@ class Aspire(AsyncAlgorithm):
         q = resolve_prior(self.prior, m, "aspire")
         w0 = problem.init_params(ctx.rng("init"))
         W = np.tile(w0, (m, 1))
-        F = np.array([problem.batch_loss(w0, self._loss_batch(problem, ctx.rng("loss_batch", 0, j, 0), j))
+        F = np.array([problem.batch_loss(w0, self._loss_batch(problem, ctx.rng("loss_batch", j), j))
                       for j in range(m)])
         planes = q[None, :].copy()                       # A^0 = {q - pbar 1} (AMBIG-12)
         state = AspireState(w=w0.copy(), W=W, phi=np.zeros_like(W), sum_W=W.sum(axis=0, dtype=np.float64),
@@ -189,22 +189,22 @@ class Aspire(AsyncAlgorithm):
         z = state.w
         reports = []
         grad = np.empty_like(z)
+        dropout = problem.model.has_dropout
         for j in np.asarray(workers, dtype=np.int64):
             j = int(j)
             w = state.W[j].copy()
             pi_j, phi_j = float(state.pi[j]), state.phi[j]
             part = problem.parts[j]
-            rng = ctx.rng("minibatch", t, j)
+            rng = ctx.rng("minibatch", t, j)          # the job's minibatches, then its loss batch
             for s in range(self.local_steps):
                 b = min(self.B, part.size)
                 idx = part[rng.choice(part.size, b, replace=False)]
-                problem.batch_loss_grad(w, idx, rng=ctx.rng("dropout", t, j, s), out=grad)
+                problem.batch_loss_grad(w, idx, rng=ctx.rng("dropout", t, j, s) if dropout else None, out=grad)
                 # (11): grad_w Ltilde = pi_j grad f_j - phi_j - kappa_1 (z - w_j)
                 d = pi_j * grad - phi_j - kappa1 * (z - w)
                 w -= step * d
                 np.clip(w, -self.alpha1, self.alpha1, out=w)
-            F = problem.batch_loss(w, self._loss_batch(problem, ctx.rng("loss_batch", t + 1, j, 0), j))
-            reports.append((w, F))
+            reports.append((w, problem.batch_loss(w, self._loss_batch(problem, rng, j))))
         return reports
 
     def master_update(self, state, problem, ctx, workers, reports, t: int, info: dict) -> None:

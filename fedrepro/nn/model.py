@@ -206,6 +206,13 @@ class Model:
                 break
         return float(losses.mean()), out
 
+    @property
+    def has_dropout(self) -> bool:
+        """Whether training mode differs from eval mode (a dropout layer with p > 0)."""
+        from fedrepro.nn.layers import Dropout
+
+        return any(isinstance(layer, Dropout) and layer.p > 0 for layer in self.layers)
+
     def forward_flops(self) -> int:
         """FLOPs (2 x multiply-adds) of one example's forward pass through the dense and convolution
         layers (the GEMMs; element-wise layers are ignored). A training step costs about 3x this per

@@ -22,8 +22,9 @@ capability                 members                                    read by
 ``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
 ``EpochProblem``           ``init_params``, ``epoch_batches``,        fedavg_sgd (local epochs of
                            ``batch_loss_grad``                        minibatch SGD)
-``MinibatchLossProblem``   ``init_params``, ``parts``,                aspire, afl, drfa_prox
-                           ``batch_loss_grad``, ``batch_loss``        (reported minibatch losses)
+``MinibatchLossProblem``   ``init_params``, ``parts``, ``model``,     aspire (reported minibatch
+                           ``batch_loss_grad``, ``batch_loss``        losses; dropout streams only
+                                                                      when ``model.has_dropout``)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -73,7 +74,7 @@ RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen cli
 EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
                     ("init_params", "epoch_batches", "batch_loss_grad"))
 MINIBATCH_LOSS = Capability("MinibatchLossProblem", "minibatch gradients and losses on chosen samples of a client",
-                            ("init_params", "parts", "batch_loss_grad", "batch_loss"))
+                            ("init_params", "parts", "model", "batch_loss_grad", "batch_loss"))
 
 CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS,
                 MINIBATCH_LOSS)
