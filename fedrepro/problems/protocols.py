@@ -24,6 +24,8 @@ capability                 members                                    read by
                            ``batch_loss_grad``                        minibatch SGD)
 ``MinibatchLossProblem``   ``init_params``, ``parts``,                aspire, afl, drfa_prox
                            ``batch_loss_grad``, ``batch_loss``        (reported minibatch losses)
+``MinibatchProblem``       ``init_params``, ``parts``,                fedavg_steps, individual
+                           ``batch_loss_grad``                        (local steps on chosen samples)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -74,9 +76,11 @@ EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model 
                     ("init_params", "epoch_batches", "batch_loss_grad"))
 MINIBATCH_LOSS = Capability("MinibatchLossProblem", "minibatch gradients and losses on chosen samples of a client",
                             ("init_params", "parts", "batch_loss_grad", "batch_loss"))
+MINIBATCH = Capability("MinibatchProblem", "minibatch gradients on chosen samples of a client",
+                       ("init_params", "parts", "batch_loss_grad"))
 
 CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS,
-                MINIBATCH_LOSS)
+                MINIBATCH_LOSS, MINIBATCH)
 
 _MISSING = object()
 
@@ -149,6 +153,5 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "RELABEL", "EPOCHS", "provides", "capabilities_of", "requirements_of", "missing",
-           "problems_providing",
-           "check_pairing"]
+           "LOSS_KIND", "RELABEL", "EPOCHS", "MINIBATCH_LOSS", "MINIBATCH", "provides", "capabilities_of",
+           "requirements_of", "missing", "problems_providing", "check_pairing"]
