@@ -33,6 +33,11 @@ _REGISTRY = {
     "scaffold": "fedrepro.algorithms.scaffold:Scaffold",
     # Jiao, Yang & Song, "Federated DRO with non-convex objectives" (spec 002): asynchronous update rules
     "aspire": "fedrepro.algorithms.aspire:Aspire",
+    # its synchronous baselines (spec 002 §3.4-3.7)
+    "fedavg_steps": "fedrepro.algorithms.fedavg_steps:FedAvgSteps",
+    "afl": "fedrepro.algorithms.afl:AFL",
+    "drfa_prox": "fedrepro.algorithms.drfa_prox:DRFAProx",
+    "individual": "fedrepro.algorithms.individual:Individual",
 }
 
 
