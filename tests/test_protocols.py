@@ -172,6 +172,9 @@ RUNS = {   # algorithm -> (problem, params, k0)
     "fedavg_sgd": ("neural", {"E": 2, "B": 7, "random_epochs": True}, 1),
     "fedadmm_gong": ("neural", {"E": 2, "B": 7}, 1), "fedprox_sgd": ("neural", {"E": 2, "B": 7}, 1),
     "fedsgd": ("neural", {}, 1), "scaffold": ("neural", {"E": 2, "B": 7}, 1),
+    "fedavg_steps": ("neural", {"B": 7, "local_steps": 2}, 1), "afl": ("neural", {"B": 7, "B_loss": 9}, 1),
+    "drfa_prox": ("neural", {"B": 7, "B_loss": 9, "local_steps": 2}, 1),
+    "individual": ("neural", {"B": 7, "worker": 1}, 1),
 }
 
 

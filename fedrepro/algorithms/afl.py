@@ -6,7 +6,7 @@ full-participation form of aspire spec 002 §3.6 (as the DRFA authors' FedTorch 
              ("minibatch", r, j)) and F_j = f_j(w^r; min(B_loss, n_j) samples from ("loss_batch", r, j))
     w^{r+1}      = clip(w^r - lr sum_j lambda_j^r g_j, +-alpha1)
     lambda^{r+1} = Proj_Delta(lambda^r + gamma_r F),  gamma_r = gamma_lambda decay^r  (F at w^r: simultaneous)
-    lambda_floor > 0 (FedTorch: 1e-3): entries below it are raised to it and lambda renormalized
+    lambda_floor > 0 (FedTorch: 1e-3): Proj_Delta becomes the projection onto {lambda >= floor, sum 1}
 
 The evaluated model is the last iterate, or with ``average_iterates`` the mean of w^0..w^r (the
 original Stochastic-AFL output). The gradients are the uploads (mechanisms and attacks see them);
@@ -49,7 +49,8 @@ class AFL(Algorithm):
     lr : model step (lr_base). B : gradient minibatch (64). B_loss : loss minibatch (256).
     alpha1 : box projection of w (inf: none). gamma_lambda : lambda step (0.01; 0 keeps lambda^0).
     decay : gamma multiplied by it every round (1: constant; FedTorch 0.9). lambda_floor : lower
-    bound of every lambda_j after the projection (0: none; FedTorch 1e-3; at most 1/N).
+    bound of every lambda_j, kept by projecting onto the floored simplex (0: none; FedTorch 1e-3;
+    at most 1/N).
     average_iterates : evaluate the mean of the iterates. prior : lambda^0; None (uniform), a
     vector of N non-negative numbers summing to 1, or {"last": r}.
     """
@@ -112,7 +113,7 @@ class AFL(Algorithm):
             np.clip(x, -self.alpha1, self.alpha1, out=x)
         state.x = x.astype(state.x.dtype)
         gamma = self.gamma_lambda * self.decay ** (r - 1)          # the step of round r - 1
-        state.lam = self.floor(project_simplex(state.lam + gamma * state.F))
+        state.lam = self.project(state.lam + gamma * state.F)
         state.grads = None
         if not self.average_iterates:
             return state.x
@@ -120,12 +121,14 @@ class AFL(Algorithm):
         state.n_iterates += 1
         return (state.w_sum / state.n_iterates).astype(state.x.dtype)
 
-    def floor(self, lam: np.ndarray) -> np.ndarray:
-        """lambda_j <- max(lambda_j, lambda_floor), renormalized (FedTorch's guard against zeros)."""
-        if not self.lambda_floor:
-            return lam
-        lam = np.maximum(lam, self.lambda_floor)
-        return lam / lam.sum()
+    def project(self, y: np.ndarray) -> np.ndarray:
+        """Euclidean projection onto {lambda >= lambda_floor, sum lambda = 1}: floor + s Proj_Delta((y -
+        floor) / s), s = 1 - N floor (the simplex itself for floor 0)."""
+        f = self.lambda_floor
+        if not f:
+            return project_simplex(y)
+        s = 1.0 - y.size * f
+        return np.full(y.size, f) if s <= 0 else f + s * project_simplex((y - f) / s)
 
     def round_metrics(self, state, problem, ctx):
         return {**mixture_metrics(state.lam), "local_steps": state.local_steps}
