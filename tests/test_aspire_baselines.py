@@ -277,7 +277,8 @@ def test_individual_touches_only_its_worker():
 
 
 # ---------------------------------------------------------------- determinism and checks
-@pytest.mark.parametrize("name,params", [("afl", {"gamma_lambda": 0.3}), ("drfa_prox", {"participation": "sampled", "m": 3}),
+@pytest.mark.parametrize("name,params", [("afl", {"gamma_lambda": 0.3}),
+                                         ("drfa_prox", {"participation": "sampled", "m": 3}),
                                          ("fedavg_steps", {}), ("individual", {"worker": 1})])
 def test_same_seed_same_trace(name, params):
     prob = _problem()
