@@ -177,6 +177,9 @@ RUNS = {   # algorithm -> (problem, params, k0)
     # asynchronous update rules (run on simulate_async with the default delay model)
     **{name: ("neural", {"B": 7, "B_loss": 9}, 1)
        for name in ("aspire", "aspire_cp", "aspire_sync", "aspire_per", "aspire_adp", "mix_even")},
+    "fedavg_steps": ("neural", {"B": 7, "local_steps": 2}, 1), "afl": ("neural", {"B": 7, "B_loss": 9}, 1),
+    "drfa_prox": ("neural", {"B": 7, "B_loss": 9, "local_steps": 2}, 1),
+    "individual": ("neural", {"B": 7, "worker": 1}, 1),
 }
 
 

@@ -38,6 +38,11 @@ _REGISTRY = {
     "aspire_per": "fedrepro.algorithms.aspire:AspirePer",
     "aspire_adp": "fedrepro.algorithms.aspire:AspireADP",
     "mix_even": "fedrepro.algorithms.aspire:MixEven",
+    # its synchronous baselines (spec 002 §3.4-3.7)
+    "fedavg_steps": "fedrepro.algorithms.fedavg_steps:FedAvgSteps",
+    "afl": "fedrepro.algorithms.afl:AFL",
+    "drfa_prox": "fedrepro.algorithms.drfa_prox:DRFAProx",
+    "individual": "fedrepro.algorithms.individual:Individual",
 }
 
 

@@ -40,7 +40,7 @@ from fedrepro.algorithms.base import State
 from fedrepro.algorithms.ops.priors import PRIOR_CONSTRAINT, resolve_prior
 from fedrepro.algorithms.ops.uncertainty_sets import UNCERTAINTY_SETS, make_uncertainty_set
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Options
-from fedrepro.problems.protocols import MINIBATCH_LOSS
+from fedrepro.problems.protocols import MINIBATCH_LOSS, NETWORK
 
 
 @dataclass(slots=True)
@@ -110,7 +110,7 @@ class Aspire(AsyncAlgorithm):
     viol_tol: float = 1e-9
 
     name = "aspire"
-    requires = (MINIBATCH_LOSS,)
+    requires = (MINIBATCH_LOSS, NETWORK)
     client_vectors = 2
     state_class = AspireState
     constraints = {

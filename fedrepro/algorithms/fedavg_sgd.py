@@ -18,6 +18,14 @@ from fedrepro.algorithms.local_epochs import LocalEpochs
 from fedrepro.core.params import Options
 
 
+def weighted_sum(p, rows) -> np.ndarray:
+    """sum_j p_j rows[j], accumulated in float64 one row at a time (never an (n, dim) float64 copy)."""
+    out = np.zeros(rows.shape[1], dtype=np.float64)
+    for pj, row in zip(p, rows):
+        out += pj * row
+    return out
+
+
 @dataclass
 class FedAvgSGD(LocalEpochs):
     """aggregation : ``"data_size"`` (McMahan et al.: weights n_i) | ``"unweighted"`` (Gong et al.'s
@@ -34,11 +42,7 @@ class FedAvgSGD(LocalEpochs):
         p = (problem.client_sizes[state.senders].astype(np.float64) if self.aggregation == "data_size"
              else np.ones(len(state.senders)))
         p /= p.sum()
-        rows = state.uploads[:, cols]
-        out = np.zeros(rows.shape[1], dtype=np.float64)
-        for pj, row in zip(p, rows):
-            out += pj * row
-        return out
+        return weighted_sum(p, state.uploads[:, cols])
 
     def aggregate(self, state, problem, ctx, r):
         if state.uploads is None:

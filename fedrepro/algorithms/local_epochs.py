@@ -1,25 +1,34 @@
-"""Local training harness: every selected client runs E_i epochs of minibatch SGD (FIDELITY SH-8, SH-9).
+"""Local training harness: every selected client runs local minibatch SGD (FIDELITY SH-8, SH-9).
 
 The shared client side of FedAvg (McMahan et al. 2017) and its relatives on neural problems
-(spec 003 §3: FedSGD, FedProx, SCAFFOLD, FedADMM-Gong). In round r client i of the selected
-set S:
+(spec 003 §3: FedSGD, FedProx, SCAFFOLD, FedADMM-Gong; spec 002 §3.4-3.7: FedAvg with local steps,
+DRFA-Prox, Ind_j). In round r client i of the selected set S:
 
     w <- start point (default: the broadcast global model) ; fresh SGD optimiser (v <- 0)
-    E_i = E, or E_i ~ U{1..E} (random_epochs; one draw per client from the stream ("epochs", r))
-    for each of the E_i * ceil(n_i / B) minibatches (epochs shuffled from ("minibatch", r, i)):
+    for each minibatch of client_batches (from the stream ("minibatch", r, i)):
         g <- grad of the minibatch mean loss at w (dropout masks from ("dropout", r, i))
         g <- g + extra term of the local objective        (hook local_gradient: prox, control variates)
         w <- SGD step (torch.optim.SGD semantics, momentum)
+        after_step(w)                                     (hook: box projection, snapshots)
     upload <- client_upload(w)                            (default w)
 
-Heterogeneous local work lives inside the one loop: a client that has done its E_i·⌈n_i/B⌉
-steps is finished (the active set shrinks); the number of steps each client took is kept in
-``state.steps``. Clients are processed one after another (measured faster than stacking the
-clients' parameters for the models here, see benchmarks/README.md); every stream is keyed by
-(round, client), so the order of processing cannot change a result.
+:class:`LocalSGD` is that loop. The minibatches are the subclass's:
+
+* :class:`LocalEpochs`: E_i = E, or E_i ~ U{1..E} (random_epochs; one draw per client from the
+  stream ("epochs", r)), passes over the local data shuffled from ("minibatch", r, i), the
+  E_i * ceil(n_i / B) batches of B with the last partial batch kept;
+* :class:`LocalSteps`: ``local_steps`` fresh minibatches of min(B, n_i) samples drawn without
+  replacement from ("minibatch", r, i), with a box projection clip(w, +-alpha1) after each step.
+
+Heterogeneous local work lives inside the one loop: a client that has done its steps is finished
+(the active set shrinks); the number of steps each client took is kept in ``state.steps``.
+Clients are processed one after another (measured faster than stacking the clients' parameters
+for the models here, see benchmarks/README.md); every stream is keyed by (round, client), so the
+order of processing cannot change a result.
 
 Subclasses set ``aggregate`` / ``receive`` (the server) and may override the hooks
-:meth:`start_point`, :meth:`local_gradient`, :meth:`client_upload`.
+:meth:`~LocalSGD.start_point`, :meth:`~LocalSGD.local_gradient`, :meth:`~LocalSGD.after_step`,
+:meth:`~LocalSGD.client_upload`.
 """
 from __future__ import annotations
 
@@ -31,51 +40,45 @@ import numpy as np
 from fedrepro.algorithms.base import Algorithm, State
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Interval, Options
 from fedrepro.nn.optim import SGD
-from fedrepro.problems.protocols import EPOCHS
+from fedrepro.problems.protocols import EPOCHS, MINIBATCH
 
 
 @dataclass(slots=True)
-class LocalEpochsState(State):
+class LocalSGDState(State):
     uploads: np.ndarray | None = None     # (|S|, upload_dim) received in the last round
     senders: np.ndarray | None = None     # the clients of those uploads
-    epochs: np.ndarray | None = None      # E_i of the last round's clients
-    steps: np.ndarray | None = None       # local SGD steps each of them took
+    steps: np.ndarray | None = None       # local SGD steps each of the last round's clients took
     local_steps: int = 0                  # SGD steps of all clients so far (trace column local_steps)
     local_samples: int = 0                # per-sample gradients of all clients so far (local_samples)
 
 
+@dataclass(slots=True)
+class LocalEpochsState(LocalSGDState):
+    epochs: np.ndarray | None = None      # E_i of the last round's clients
+
+
 @dataclass
-class LocalEpochs(Algorithm):
-    """Parameters
-    ----------
-    lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every round).
-    E : local epochs (fixed), or the upper end of U{1..E} with ``random_epochs``.
-    B : minibatch size, or ``"full"`` (one batch of all local samples per epoch).
-    random_epochs : draw E_i ~ U{1..E} per client and round.
-    """
+class LocalSGD(Algorithm):
+    """The one client-side SGD loop (module docstring); subclasses say which minibatches a client
+    visits (:meth:`client_batches`: epochs, or a fixed number of random minibatches) and set the
+    server side. lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every
+    round)."""
 
     lr: float = 0.1
     momentum: float = 0.0
-    E: int = 1
-    B: int | str = 50
-    random_epochs: bool = False
 
-    name = "local_epochs"
-    requires = (EPOCHS,)
     client_vectors = 0                     # per-client (m, dim) stores kept (memory estimate)
-    state_class = LocalEpochsState
-    constraints = {"lr": [POSITIVE], "momentum": [Interval(Real, 0, 1, closed="left")], "E": [POSITIVE_INT],
-                   "B": [POSITIVE_INT, Options("full")], "random_epochs": [Boolean]}
+    state_class = LocalSGDState
+    constraints = {"lr": [POSITIVE], "momentum": [Interval(Real, 0, 1, closed="left")]}
 
     def init(self, problem, ctx):
         return self.state_class(w=problem.init_params(ctx.rng("init")))
 
     # ---- hooks -----------------------------------------------------------------------
-    def local_epochs(self, ctx, clients: np.ndarray, r: int) -> np.ndarray:
-        """E_i of every client of round r (fixed E, or U{1..E} from the stream ("epochs", r))."""
-        if self.random_epochs:
-            return ctx.rng("epochs", r).integers(1, self.E + 1, size=len(clients))
-        return np.full(len(clients), self.E, dtype=np.int64)
+    def client_batches(self, state, problem, ctx, j: int, client: int, r: int):
+        """The index arrays (into the problem's X) of the minibatches client ``client`` (position j
+        in S) visits in round r, in order; drawn from ``ctx.rng("minibatch", r, client)``."""
+        raise NotImplementedError
 
     def start_point(self, state, problem, ctx, j: int, client: int, r: int) -> np.ndarray:
         """The client's initial local model (a fresh array it may modify); default the global model."""
@@ -85,6 +88,10 @@ class LocalEpochs(Algorithm):
         """Add the local objective's extra gradient term to the minibatch gradient ``g`` in place
         (e.g. rho (w - theta) for a proximal term); default none."""
 
+    def after_step(self, state, problem, ctx, j: int, client: int, w: np.ndarray, step: int) -> None:
+        """Called after the client's ``step``-th SGD step (1-based) with its model ``w`` (modify in
+        place, e.g. a box projection); default nothing."""
+
     def client_upload(self, state, problem, ctx, j: int, client: int, w: np.ndarray, steps: int) -> np.ndarray:
         """What client ``client`` (position j in S) sends after its ``steps`` local steps; default w."""
         return w
@@ -92,7 +99,6 @@ class LocalEpochs(Algorithm):
     # ---- the local work of a round ---------------------------------------------------------
     def client_update(self, state, problem, ctx, clients, r):
         clients = np.asarray(clients, dtype=np.int64)
-        state.epochs = self.local_epochs(ctx, clients, r)
         state.steps = np.zeros(len(clients), dtype=np.int64)
         uploads = None
         g = None
@@ -103,12 +109,13 @@ class LocalEpochs(Algorithm):
             opt = SGD(self.lr, self.momentum)
             dropout = ctx.rng("dropout", r, int(c))
             steps = 0
-            for idx in problem.epoch_batches(ctx.rng("minibatch", r, int(c)), int(c), self.B, state.epochs[j]):
+            for idx in self.client_batches(state, problem, ctx, j, int(c), r):
                 problem.batch_loss_grad(w, idx, rng=dropout, out=g)
                 self.local_gradient(state, problem, ctx, j, int(c), w, g)
                 opt.step(w, g)
                 steps += 1
                 state.local_samples += len(idx)
+                self.after_step(state, problem, ctx, j, int(c), w, steps)
             state.steps[j] = steps
             state.local_steps += steps
             up = self.client_upload(state, problem, ctx, j, int(c), w, steps)
@@ -125,3 +132,73 @@ class LocalEpochs(Algorithm):
     def receive(self, state, problem, ctx, clients, uploads, r):
         state.uploads = uploads
         state.senders = np.asarray(clients, dtype=np.int64)
+
+
+@dataclass
+class LocalEpochs(LocalSGD):
+    """Parameters
+    ----------
+    lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every round).
+    E : local epochs (fixed), or the upper end of U{1..E} with ``random_epochs``.
+    B : minibatch size, or ``"full"`` (one batch of all local samples per epoch).
+    random_epochs : draw E_i ~ U{1..E} per client and round.
+    """
+
+    E: int = 1
+    B: int | str = 50
+    random_epochs: bool = False
+
+    name = "local_epochs"
+    requires = (EPOCHS,)
+    state_class = LocalEpochsState
+    constraints = {"E": [POSITIVE_INT], "B": [POSITIVE_INT, Options("full")], "random_epochs": [Boolean]}
+
+    def local_epochs(self, ctx, clients: np.ndarray, r: int) -> np.ndarray:
+        """E_i of every client of round r (fixed E, or U{1..E} from the stream ("epochs", r))."""
+        if self.random_epochs:
+            return ctx.rng("epochs", r).integers(1, self.E + 1, size=len(clients))
+        return np.full(len(clients), self.E, dtype=np.int64)
+
+    def client_batches(self, state, problem, ctx, j, client, r):
+        """E_i shuffled passes over the client's data in batches of B (last partial batch kept)."""
+        return problem.epoch_batches(ctx.rng("minibatch", r, client), client, self.B, state.epochs[j])
+
+    def client_update(self, state, problem, ctx, clients, r):
+        state.epochs = self.local_epochs(ctx, np.asarray(clients, dtype=np.int64), r)
+        return super().client_update(state, problem, ctx, clients, r)
+
+
+def random_batch(problem, rng: np.random.Generator, client: int, b: int) -> np.ndarray:
+    """min(b, n_i) of client ``client``'s samples, uniform without replacement (all of them, undrawn,
+    when b >= n_i); indices into the problem's X."""
+    part = problem.parts[int(client)]
+    b = min(int(b), part.size)
+    return part if b == part.size else part[rng.choice(part.size, b, replace=False)]
+
+
+@dataclass
+class LocalSteps(LocalSGD):
+    """Parameters
+    ----------
+    lr, momentum : :class:`LocalSGD`. local_steps : SGD steps per client and round, each on a fresh
+    minibatch of min(B, n_i) samples drawn without replacement from ``ctx.rng("minibatch", r, i)``
+    (aspire spec 002 §3.5: tau_local). B : minibatch size. alpha1 : box projection w <- clip(w, +-alpha1)
+    after every step (inf: none).
+    """
+
+    local_steps: int = 5
+    B: int = 64
+    alpha1: float = float("inf")
+
+    name = "local_steps"
+    requires = (MINIBATCH,)
+    constraints = {"local_steps": [POSITIVE_INT], "B": [POSITIVE_INT], "alpha1": [POSITIVE]}
+
+    def client_batches(self, state, problem, ctx, j, client, r):
+        rng = ctx.rng("minibatch", r, client)
+        for _ in range(self.local_steps):
+            yield random_batch(problem, rng, client, self.B)
+
+    def after_step(self, state, problem, ctx, j, client, w, step):
+        if np.isfinite(self.alpha1):
+            np.clip(w, -self.alpha1, self.alpha1, out=w)

@@ -25,6 +25,8 @@ PURPOSES = (
     "dropout",     # dropout masks of local training
     "subset",      # reduced-scale data subsets
     "loss_batch",  # minibatches of reported losses (aspire: F_j; AFL / DRFA-Prox: loss queries)
+    "drfa_tprime",  # DRFA(-Prox): the snapshot step t' ~ U{1..tau} of each round
+    "drfa_sample",  # DRFA(-Prox) participation "sampled": phase-1 draws from lambda, phase-2 uniform
 )
 
 

@@ -84,7 +84,7 @@ class NeuralProblem(FederatedProblem):
 
     name = "neural"
     parts: list                     # m index arrays into X (instance attribute; MinibatchLossProblem)
-    model: Model                    # the network (instance attribute; MinibatchLossProblem)
+    model: Model                    # the network (instance attribute; NetworkProblem)
 
     def __init__(self, model: Model, X, y, parts, X_test=None, y_test=None, *, weights="uniform",
                  eval_batch: int | None = None, dataset: str = ""):

@@ -22,9 +22,12 @@ capability                 members                                    read by
 ``LossKindProblem``        ``loss``                                   fedadmm (``r0_rule=code``)
 ``EpochProblem``           ``init_params``, ``epoch_batches``,        fedavg_sgd (local epochs of
                            ``batch_loss_grad``                        minibatch SGD)
-``MinibatchLossProblem``   ``init_params``, ``parts``, ``model``,     aspire (reported minibatch
-                           ``batch_loss_grad``, ``batch_loss``        losses; dropout streams only
+``MinibatchLossProblem``   ``init_params``, ``parts``,                aspire, afl, drfa_prox
+                           ``batch_loss_grad``, ``batch_loss``        (reported minibatch losses)
+``NetworkProblem``         ``model``                                  aspire (dropout streams only
                                                                       when ``model.has_dropout``)
+``MinibatchProblem``       ``init_params``, ``parts``,                fedavg_steps, individual
+                           ``batch_loss_grad``                        (local steps on chosen samples)
 =========================  =========================================  ==========================
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
@@ -74,10 +77,13 @@ RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen cli
 EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
                     ("init_params", "epoch_batches", "batch_loss_grad"))
 MINIBATCH_LOSS = Capability("MinibatchLossProblem", "minibatch gradients and losses on chosen samples of a client",
-                            ("init_params", "parts", "model", "batch_loss_grad", "batch_loss"))
+                            ("init_params", "parts", "batch_loss_grad", "batch_loss"))
+NETWORK = Capability("NetworkProblem", "a neural-network model (fedrepro.nn.Model)", ("model",))
+MINIBATCH = Capability("MinibatchProblem", "minibatch gradients on chosen samples of a client",
+                       ("init_params", "parts", "batch_loss_grad"))
 
 CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS,
-                MINIBATCH_LOSS)
+                MINIBATCH_LOSS, NETWORK, MINIBATCH)
 
 _MISSING = object()
 
@@ -150,6 +156,5 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "RELABEL", "EPOCHS", "provides", "capabilities_of", "requirements_of", "missing",
-           "problems_providing",
-           "check_pairing"]
+           "LOSS_KIND", "RELABEL", "EPOCHS", "MINIBATCH_LOSS", "MINIBATCH", "provides", "capabilities_of",
+           "requirements_of", "missing", "problems_providing", "check_pairing"]

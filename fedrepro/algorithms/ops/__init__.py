@@ -2,4 +2,5 @@
 (:mod:`.aggregators`: Krum, geometric median, ...), FedEPM's elastic-net server step
 (:mod:`.elastic_net`), FRPG's Huber penalty and proximal worker step (:mod:`.huber_prox`) and the
 DRO master's worst-case mixture over an uncertainty set (:mod:`.uncertainty_sets`: CD-norm, box,
-ellipsoid, polyhedron, KL, Wasserstein-1, with Table 1's complexity bounds)."""
+ellipsoid, polyhedron, KL, Wasserstein-1, with Table 1's complexity bounds), the simplex projection
+and DRFA-Prox's mixture step (:mod:`.simplex`) and priors over the workers (:mod:`.priors`)."""

@@ -36,3 +36,22 @@ def resolve_prior(prior, m: int, owner: str) -> np.ndarray:
     if not np.all(np.isfinite(q)) or np.any(q < 0) or abs(q.sum() - 1.0) > 1e-9:
         raise ValueError(f"{owner}: prior must be non-negative and sum to 1, got {q.tolist()}")
     return q
+
+
+def check_prior(prior, owner: str) -> None:
+    """Check what can be checked of ``prior`` before the number of workers is known (an algorithm's
+    construction): the form, and for a vector non-negative finite entries summing to 1. Its length
+    is checked against the problem by :func:`resolve_prior` when the run starts."""
+    if prior is None:
+        return
+    if isinstance(prior, (str, dict)):
+        resolve_prior(prior, 2, owner)          # the form only ({'last': r} needs >= 2 workers)
+        return
+    try:
+        q = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: prior {prior!r} must be 'uniform', {{'last': r}} or a vector of "
+                         "non-negative numbers summing to 1") from None
+    if q.ndim != 1 or q.size == 0:
+        raise ValueError(f"{owner}: prior must be a flat list with one entry per worker, got shape {q.shape}")
+    resolve_prior(q, q.size, owner)
