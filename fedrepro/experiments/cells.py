@@ -176,9 +176,6 @@ def check_timing(cell: dict, algorithm) -> None:
         raise ValueError("time_budget needs a delay model: add delays: {...} to the experiment")
     if algorithm.asynchronous:
         check_async_cell(cell)
-    elif cell.get("tau") is not None:
-        raise ValueError(f"tau (bounded staleness) applies to asynchronous update rules; {cell['algorithm']!r} is "
-                         "synchronous: remove tau for it")
 
 
 def check_cell(cell: dict, _seen: dict | None = None) -> None:
@@ -263,6 +260,7 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
     cells, checked = [], {}
     for alg_name, alg_params in algorithms.items():
         alg_params = dict(alg_params or {})
+        asynchronous = _is_asynchronous(alg_name)
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
         fixed = {k: v for k, v in alg_params.items() if not isinstance(v, list)}
         shared_grid = {k: v for k, v in grid.items() if k.split(".")[0] != alg_name
@@ -279,7 +277,8 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     "stop": copy.deepcopy((block.get("stop_by_algorithm") or {}).get(alg_name, block.get("stop"))),
                     **{key: block.get(key, default) for key, default in RUN_DEFAULTS.items()},
                     **{key: copy.deepcopy(block[key]) for key in RUN_OPTIONAL if key in block},
-                    **{key: copy.deepcopy(block[key]) for key in TIMING_KEYS if key in block},
+                    **{key: copy.deepcopy(block[key]) for key in TIMING_KEYS if key in block
+                       and (key != "tau" or asynchronous)},     # staleness: asynchronous rules only
                     "datasets": list(block.get("datasets", []) or []),
                     "instance": seed, "seed": int(base_seed) + int(seed),
                 }
@@ -308,6 +307,17 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
         raise ConfigError(f"experiment {paper}/{exp_id}: two cells have identical settings; "
                           "remove the duplicated grid values")
     return cells
+
+
+def _is_asynchronous(name: str) -> bool:
+    """Whether the registered algorithm ``name`` is an asynchronous update rule (False when unknown:
+    the cell check then names the unknown algorithm)."""
+    from fedrepro.algorithms import algorithm_class
+
+    try:
+        return bool(algorithm_class(name).asynchronous)
+    except (ValueError, ImportError, AttributeError):
+        return False
 
 
 def reference_cell(cell: dict, cells: list[dict]) -> dict | None:
