@@ -153,3 +153,17 @@ def test_attack_prior_down_weights_the_last_worker():
     st = alg.init(_problem(), RunContext(seed=0, max_rounds=10))
     np.testing.assert_allclose(st.q, [1 / 3.2] * 3 + [0.2 / 3.2])
     assert not st.uset.equal_bounds()          # heterogeneous ptilde: the exact parametric path (spec 3.3.1 b)
+
+
+def test_a_malicious_worker_is_outside_the_worst_case_metrics_and_the_run_trains():
+    base = _problem()
+    X_bd = base.X_test[:10]
+    prob = WorkerNeuralProblem(base.model, base.X, base.y, base.parts, base.X_test, base.y_test,
+                               base.test_parts[:-1] + [np.array([], dtype=np.int64)], malicious=N - 1,
+                               backdoor=(X_bd, 0))
+    names = prob.metric_names()
+    assert f"acc_worker_{N - 1}" not in names and f"loss_worker_{N - 1}" in names and "attack_success" in names
+    res = _run(make_algorithm("aspire", lr=0.1, prior={"last": 0.2}), problem=prob, iters=40)
+    assert res.status == "max_rounds" and res.trace[-1]["round"] == 40
+    assert all(np.isfinite(v) for k, v in res.trace[-1].items() if isinstance(v, float))
+    assert res.trace[-1]["acc_w"] == min(res.trace[-1][f"acc_worker_{j}"] for j in range(N - 1))

@@ -9,7 +9,7 @@ the shared test array). Metrics of the evaluated model (eval mode), over the ben
 * ``loss_w`` = max_j Loss_j (cross-entropy on worker j's full training split, NeurIPS version of the
   paper, AMBIG-8); ``objective`` = sum_j weights_j Loss_j over all workers;
 * ``test_accuracy`` (%, all benign test samples together);
-* ``acc_worker_<j>``, ``loss_worker_<j>`` for every worker;
+* ``acc_worker_<j>`` for every benign worker, ``loss_worker_<j>`` for every worker;
 * with a backdoor test set: ``attack_success`` (% of triggered samples predicted as the target).
 
 A malicious worker (``malicious``: its index) trains with the others but has no test split and is
@@ -73,7 +73,8 @@ class WorkerNeuralProblem(NeuralProblem):
         return out
 
     def metric_names(self) -> tuple:
-        per = tuple(f"{k}_worker_{j}" for k in ("acc", "loss") for j in range(self.m))
+        per = tuple(f"acc_worker_{j}" for j in np.flatnonzero(self.benign)) + \
+            tuple(f"loss_worker_{j}" for j in range(self.m))      # a malicious worker has no test split
         bd = ("attack_success",) if self.backdoor is not None else ()
         return ("objective", "acc_w", "loss_w", "acc_std", "acc_mean", "test_accuracy", *bd, *per)
 
@@ -101,7 +102,7 @@ class WorkerNeuralProblem(NeuralProblem):
             ben = acc[self.benign]
             out.update(acc_w=float(ben.min()), acc_mean=float(ben.mean()), acc_std=float(ben.std()),
                        test_accuracy=100.0 * float(correct[rows].mean()))
-            out.update({f"acc_worker_{j}": float(v) for j, v in enumerate(acc)})
+            out.update({f"acc_worker_{j}": float(acc[j]) for j in np.flatnonzero(self.benign)})
         if "attack_success" in want:
             X_bd, target = self.backdoor
             pred = self._scores(w, X_bd, np.arange(len(X_bd))).argmax(axis=1)

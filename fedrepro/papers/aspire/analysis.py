@@ -158,16 +158,19 @@ def time_curves(df: pd.DataFrame, metric: str = "loss_w") -> pd.DataFrame:
 
 def time_to_target(df: pd.DataFrame, metric: str = "loss_w") -> pd.DataFrame:
     """Spec aspire/fig4: target = the final ``metric`` of the worst method (mean curve); per method the
-    first virtual time its mean curve reaches it (NaN: not within the budget)."""
+    first virtual time its mean curve reaches it (NaN: not within the budget). ``initial`` is the
+    value at time 0 (every method starts from the same model): a target at or above it is no target."""
     curves = time_curves(df, metric)
     if curves.empty:
         return curves
     finals_ = curves.groupby("algorithm")["mean"].last()
+    initial = float(curves.groupby("algorithm")["mean"].first().max())
     target = float(finals_.max())
     rows = []
     for method, c in curves.groupby("algorithm"):
         hit = c[c["mean"] <= target]
         rows.append({"method": METHODS.get(method, method), "algorithm": method, "target": target,
                      "time_to_target": float(hit["virtual_time"].iloc[0]) if not hit.empty else np.nan,
-                     "final": float(finals_[method]), "budget": float(df["virtual_time"].max())})
+                     "final": float(finals_[method]), "initial": initial,
+                     "budget": float(df["virtual_time"].max())})
     return pd.DataFrame(rows)

@@ -244,7 +244,13 @@ def _f4(frames):
     ds, df = _one(frames, "fig4")
     if df is None:
         return None
-    return {r["algorithm"]: r for _, r in time_to_target(df, "loss_w").iterrows()}
+    rows = {r["algorithm"]: r for _, r in time_to_target(df, "loss_w").iterrows()}
+    first = next(iter(rows.values()))
+    if first["target"] >= first["initial"]:
+        worst = max(rows, key=lambda m: rows[m]["final"])
+        return NotTestable(f"the worst method ({METHODS[worst]}) ends at Loss_w {first['target']:.3f}, not below the "
+                           f"initial {first['initial']:.3f}: no common target to time")
+    return rows
 
 
 def _faster(r, a, b):
@@ -255,8 +261,8 @@ def _faster(r, a, b):
 def f4_aspire_fastest(frames, summaries):
     """ASPIRE-EASE reaches the target Loss_w first in virtual time."""
     r = _f4(frames)
-    if r is None:
-        return None
+    if r is None or isinstance(r, NotTestable):
+        return r
     times = {m: r[m]["time_to_target"] for m in r}
     reached = {m: t for m, t in times.items() if not pd.isna(t)}
     first = min(reached, key=reached.get) if reached else None
@@ -269,8 +275,8 @@ def f4_aspire_fastest(frames, summaries):
 def f4_async_gain(frames, summaries):
     """Asynchrony: ASPIRE-EASE reaches the target before ASPIRE-EASE(-) (S = N)."""
     r = _f4(frames)
-    if r is None:
-        return None
+    if r is None or isinstance(r, NotTestable):
+        return r
     ok, text = _faster(r, "aspire", "aspire_sync")
     return Outcome(ok, why=text, detail=text)
 
@@ -278,8 +284,8 @@ def f4_async_gain(frames, summaries):
 def f4_ease_before_cp(frames, summaries):
     """ASPIRE-EASE reaches the target no later than ASPIRE-CP (fewer planes, less master time)."""
     r = _f4(frames)
-    if r is None:
-        return None
+    if r is None or isinstance(r, NotTestable):
+        return r
     ta, tb = r["aspire"]["time_to_target"], r["aspire_cp"]["time_to_target"]
     text = f"ASPIRE-EASE {ta:.1f} s vs ASPIRE-CP {tb:.1f} s"
     return Outcome((not pd.isna(ta)) and (pd.isna(tb) or ta <= tb), why=text, detail=text)
