@@ -38,6 +38,13 @@ def _missing_note(frames: dict, prefix: str) -> str:
     return f" Not built (dataset not available offline): {', '.join(miss)}." if miss else ""
 
 
+def _title(fig, text: str) -> None:
+    """A suptitle wrapped to the figure's width."""
+    import textwrap
+
+    fig.suptitle(textwrap.fill(text, max(60, int(fig.get_figwidth() * 14))), fontsize=10)
+
+
 def _pm(mean, sd, fmt):
     return "—" if mean is None or pd.isna(mean) else f"{fmt.format(mean)} ± {fmt.format(sd)}"
 
@@ -99,8 +106,8 @@ def fig3(frames, summaries, out):
             ax.set_ylabel(label)
             ax.set_title(f"({'abcd'[j]}) {name}", fontsize=9)
             ax.grid(alpha=0.3)
-    fig.suptitle("Fig. 3 — Γ controls the degree of robustness (ASPIRE-EASE, mean ± std over seeds; Γ = 0 is "
-                 "Mix_Even)" + _scale(frames), fontsize=10)
+    _title(fig, "Fig. 3 — Γ controls the degree of robustness (ASPIRE-EASE, mean ± std over seeds; Γ = 0 is "
+                 "Mix_Even)" + _scale(frames))
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     save_figure(fig, out)
 
@@ -138,7 +145,7 @@ def fig4(frames, summaries, out):
                 handles.append(h)
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
-    fig.suptitle("Fig. 4 — convergence in virtual time (simulated delays, spec §3.0.1: H_max = 5, c0 = 0.05 s, "
+    _title(fig, "Fig. 4 — convergence in virtual time (simulated delays, spec §3.0.1: H_max = 5, c0 = 0.05 s, "
                  "m0 = 0.2 s, σ = 0.3) on the worst-case worker, same time budget for all methods" + _scale(frames),
                  fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 0.94))
@@ -185,8 +192,8 @@ def fig5(frames, summaries, out):
         ax.set_title(f"({'abcd'[j]}) {name}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Fig. 5 — number of cutting planes, ASPIRE-CP vs ASPIRE-EASE (runs of Fig. 4; planes are "
-                 "generated until T1)" + _scale(frames), fontsize=10)
+    _title(fig, "Fig. 5 — number of cutting planes, ASPIRE-CP vs ASPIRE-EASE (runs of Fig. 4; planes are "
+                 "generated until T1)" + _scale(frames))
     fig.tight_layout(rect=(0, 0, 1, 0.9))
     save_figure(fig, out)
 
@@ -240,8 +247,8 @@ def fig2(frames, summaries, out):
     axes[1].set_ylabel("active workers S_t")
     axes[1].set_yticks(range(1, m + 1))
     axes[1].grid(alpha=0.3)
-    fig.suptitle("Fig. 2 — ASPIRE-ADP: (a) worker delays and the master's estimates, (b) the number of active "
-                 "workers; worker 3 straggles (4x) in [10, 40) s", fontsize=10)
+    _title(fig, "Fig. 2 — ASPIRE-ADP: (a) worker delays and the master's estimates, (b) the number of active "
+                 "workers; worker 3 straggles (4x) in [10, 40) s")
     fig.tight_layout(rect=(0, 0, 1, 0.92))
     save_figure(fig, out)
 
