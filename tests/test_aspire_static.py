@@ -3,7 +3,6 @@ import math
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from fedrepro.nn.zoo import MODELS

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.papers.aspire.analysis import (DATASETS, METHODS, fig3_frame, finals, frames_of, param,
+from fedrepro.papers.aspire.analysis import (METHODS, fig3_frame, finals, frames_of, param,
                                              table3_frame, table4_frame, time_to_target)
 
 FLOOR = {"acc_w": 0.5, "loss_w": 0.005, "success_rate": 0.5}
@@ -144,24 +144,24 @@ def _t4(frames):
     return _rows(table4_frame({f"table4_{ds}": frames[f"table4_{ds}"]}))
 
 
-def t4_aspire_lowest(frames, summaries):
-    """ASPIRE-EASE has the lowest success attack rate."""
+def _t4_extreme(frames, pick, method: str):
+    """Whether ``method`` has the ``pick`` (min or max) success attack rate; every method's rate named."""
     r = _t4(frames)
     if r is None:
         return None
-    low = min(r, key=lambda m: r[m]["success_rate"])
+    found = pick(r, key=lambda m: r[m]["success_rate"])
     text = ", ".join(f"{METHODS[m]} {r[m]['success_rate']:.1f}%" for m in r)
-    return Outcome(low == "aspire", why=text, detail=text)
+    return Outcome(found == method, why=text, detail=text)
+
+
+def t4_aspire_lowest(frames, summaries):
+    """ASPIRE-EASE has the lowest success attack rate."""
+    return _t4_extreme(frames, min, "aspire")
 
 
 def t4_afl_highest(frames, summaries):
     """AFL is the most vulnerable (highest success attack rate)."""
-    r = _t4(frames)
-    if r is None:
-        return None
-    high = max(r, key=lambda m: r[m]["success_rate"])
-    text = ", ".join(f"{METHODS[m]} {r[m]['success_rate']:.1f}%" for m in r)
-    return Outcome(high == "afl", why=text, detail=text)
+    return _t4_extreme(frames, max, "afl")
 
 
 def t4_drfa_below_erm(frames, summaries):

@@ -8,10 +8,11 @@ import pandas as pd
 
 from fedrepro.figures.base import FigureSpec, save_figure, write_table
 from fedrepro.papers.aspire import static
-from fedrepro.papers.aspire.analysis import (DATASETS, FIG4_METHODS, METHODS, finals, fig3_frame, frames_of,
+from fedrepro.papers.aspire.analysis import (DATASETS, FIG4_METHODS, METHODS, fig3_frame, frames_of,
                                              missing_datasets, table3_frame, table4_frame, time_curves,
                                              time_to_target)
 
+PANELS = ("person", "scma", "shl", "fmnist3")          # the paper's panel order (a)-(d) of Figs. 3-5
 STYLE = {"aspire": ("C3", "-"), "aspire_cp": ("C1", "--"), "aspire_sync": ("C4", "-."), "afl": ("C0", ":"),
          "drfa_prox": ("C2", "-"), "fedavg_steps": ("C5", "--"), "mix_even": ("C7", ":"), "aspire_per": ("C6", "-")}
 
@@ -91,9 +92,8 @@ def table4(frames, summaries, out):
 def fig3(frames, summaries, out):
     plt = _plt()
     t = fig3_frame(frames)
-    order = ("person", "scma", "shl", "fmnist3")            # the paper's panel order (a)-(d)
     fig, axes = plt.subplots(2, 4, figsize=(13, 5.6))
-    for j, ds in enumerate(order):
+    for j, ds in enumerate(PANELS):
         name = DATASETS[ds][1]
         sub = t[t["dataset_key"] == ds] if not t.empty else t
         for i, (metric, label) in enumerate((("acc_w", "Acc_w (%)"), ("loss_w", "Loss_w"))):
@@ -115,10 +115,9 @@ def fig3(frames, summaries, out):
 # ---- Fig. 4 and its time-to-target table -----------------------------------------------------------
 def fig4(frames, summaries, out):
     plt = _plt()
-    order = ("person", "scma", "shl", "fmnist3")
     data = frames_of(frames, "fig4")
     fig, axes = plt.subplots(2, 4, figsize=(13, 5.8))
-    for j, ds in enumerate(order):
+    for j, ds in enumerate(PANELS):
         name = DATASETS[ds][1]
         for i, (metric, label) in enumerate((("loss_w", "Loss_w (worst-case training loss)"), ("acc_w", "Acc_w (%)"))):
             ax = axes[i, j]
@@ -170,10 +169,9 @@ def fig4_time(frames, summaries, out):
 # ---- Fig. 5 -------------------------------------------------------------------------------------
 def fig5(frames, summaries, out):
     plt = _plt()
-    order = ("person", "scma", "shl", "fmnist3")
     data = frames_of(frames, "fig4")
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
-    for j, ds in enumerate(order):
+    for j, ds in enumerate(PANELS):
         ax, name = axes[j], DATASETS[ds][1]
         if ds not in data:
             _empty(ax, f"{name}: dataset not available offline")

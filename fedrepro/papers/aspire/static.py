@@ -17,12 +17,12 @@ import pandas as pd
 
 from fedrepro.algorithms.ops.uncertainty_sets import (
     COMPLEXITY_SETS, make_uncertainty_set, overall_complexity, subproblem_complexity)
-from fedrepro.figures.base import FigureSpec, save_figure, write_table
+from fedrepro.figures.base import save_figure, write_table
 
 __all__ = ["SETS", "SetRow", "TABLE1_ROWS", "SCMA_QUICK_PARAMS", "PAPER_TABLE5", "subproblem_instance",
            "constraint_violation", "solve_times", "table1_frame", "table2_frame", "table5_frame",
            "fig1_frame", "fig1", "growth_exponents", "fastest_growing_set", "cheapest_sets",
-           "render_table1", "render_table2", "render_table5", "TABLES", "FIGURES"]
+           "render_table1", "render_table2", "render_table5"]
 
 SETS = COMPLEXITY_SETS          # the paper's row order: box, ellipsoid, polyhedron, kl, wasserstein1, cdnorm
 
