@@ -150,3 +150,19 @@ def test_true_mean_delays_follow_the_schedule():
     np.testing.assert_allclose(d, [[1, 1, 1], [1, 1, 4], [1, 1, 1]])
     with pytest.raises(ValueError, match="H_max = 1"):
         figs.true_mean_delays([0.0], {"H_max": 5.0}, 3)
+
+
+def test_cell_requests_come_from_the_work():
+    from fedrepro.experiments.cells import all_cells
+    from fedrepro.experiments.workflow_plan import cell_memory_mb, cell_runtime_min, worker_cell_cost
+
+    quick = {(c["experiment"], c["algorithm"]): c for v in all_cells({"papers": ["aspire"], "scale": "quick"}, ".").values()
+             for c in v}
+    paper = {(c["experiment"], c["algorithm"]): c for v in all_cells({"papers": ["aspire"], "scale": "paper"}, ".").values()
+             for c in v}
+    key = ("table3_scma", "aspire")
+    assert cell_runtime_min(quick[key], "quick") < cell_runtime_min(paper[key], "paper") < 24 * 60
+    assert 1024 < cell_memory_mb(quick[key]) < cell_memory_mb(paper[key]) < 4096
+    capped = dict(paper[("fig4_scma", "aspire")])
+    uncapped = {k: v for k, v in capped.items() if k != "time_budget"}
+    assert worker_cell_cost(capped)["runtime_min"] < worker_cell_cost(uncapped)["runtime_min"] / 5

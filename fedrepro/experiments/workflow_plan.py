@@ -184,6 +184,8 @@ def cell_memory_mb(cell: dict) -> int:
     interpreter and 25% headroom. Other problems: a generous fixed formula."""
     if (cell.get("problem") or {}).get("name") == "neural":
         return neural_cell_memory_mb(cell)
+    if (cell.get("problem") or {}).get("name") == "worker_neural":
+        return worker_cell_cost(cell)["mem_mb"]
     m = int((cell.get("problem") or {}).get("m", 100) or 100)
     n = int((cell.get("problem") or {}).get("n", 100) or 100)
     return int(min(64000, 1000 + 8 * 6 * m * max(n, 100) * 150 / 2**20))
@@ -219,7 +221,56 @@ def cell_runtime_min(cell: dict, scale: str) -> int:
     problems: :func:`neural_cell_runtime_min`; others 30 min at quick scale, 24 h otherwise."""
     if (cell.get("problem") or {}).get("name") == "neural":
         return neural_cell_runtime_min(cell)
+    if (cell.get("problem") or {}).get("name") == "worker_neural":
+        return worker_cell_cost(cell)["runtime_min"]
     return 30 if scale == "quick" else 24 * 60
+
+
+# Full per-worker datasets of aspire (spec §4, measured for SC-MA and Fashion-MNIST, the spec's sizes for
+# the others): (training samples, test samples, workers).
+WORKER_DATA_SIZES = {"fmnist3": (18000, 3000, 3), "scma": (59000, 14700, 15),
+                     "person_activity": (131900, 33000, 5), "shl": (23000, 5800, 6)}
+
+
+def worker_cell_cost(cell: dict) -> dict:
+    """Runtime (minutes) and memory (MB) requests of a ``worker_neural`` (aspire) cell from its work:
+    per round, the jobs (asynchronous: S workers' reports per master iteration; synchronous: every
+    worker, Ind_j one) x (local steps x 3 x B + B_loss) samples through the model, plus one evaluation
+    of every split per ``eval_every``, at :data:`NEURAL_GFLOPS`; memory: data, two (N, dim) stores and
+    1 GiB for the interpreter, with 25% headroom."""
+    from fedrepro.algorithms import make_algorithm
+    from fedrepro.nn import build_model
+    from fedrepro.problems.worker_neural import worker_spec_defaults
+
+    spec = worker_spec_defaults(cell["problem"])
+    n_train, n_test, N = WORKER_DATA_SIZES[spec["dataset"]]
+    N += 1 if spec.get("backdoor") else 0
+    if spec.get("train_per_worker"):
+        n_train = min(n_train, N * int(spec["train_per_worker"]))
+    if spec.get("test_per_worker"):
+        n_test = min(n_test, N * int(spec["test_per_worker"]))
+    model = build_model(spec["model"])
+    alg = make_algorithm(cell["algorithm"], **(cell.get("params") or {}))
+    if alg.asynchronous:
+        jobs = N if getattr(alg, "S", 1) is None else min(int(getattr(alg, "S", 1)), N)
+    else:
+        jobs = 1 if hasattr(alg, "worker") else N
+    per_job = getattr(alg, "local_steps", 1) * 3 * getattr(alg, "B", 64) + getattr(alg, "B_loss", 0)
+    rounds = int(cell.get("max_rounds", 100))
+    if cell.get("time_budget") and cell.get("delays") is not None:     # capped by the virtual-time budget
+        from fedrepro.sim.delays import build_delays
+
+        d = build_delays(cell["delays"])
+        job = getattr(alg, "local_steps", 1) * d.c0 + d.m0
+        # synchronous: a round waits for the slowest worker; asynchronous: N reports per mean job duration
+        per_round = job * (1 + d.H_max) / 2 / N if alg.asynchronous else job * d.H_max
+        rounds = min(rounds, int(math.ceil(2 * float(cell["time_budget"]) / max(per_round, 1e-6))))
+    evals = rounds // int(cell.get("eval_every", 1)) + 1
+    flops = model.forward_flops() * (rounds * jobs * per_job + evals * (n_train + n_test))
+    runtime = int(max(10, math.ceil(5 + flops / (NEURAL_GFLOPS * 1e9) / 60)))
+    data = (n_train + n_test) * (model.input_shape[0] * 4 + 16)
+    mem = int(math.ceil(1024 + 1.25 * (3 * data + 2 * N * model.n_params * 4) / 2**20))
+    return {"runtime_min": runtime, "mem_mb": mem}
 
 
 def neural_cell_runtime_min(cell: dict) -> int:
