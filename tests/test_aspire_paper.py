@@ -135,6 +135,16 @@ def test_fig2_check():
     assert _verdict(claims.f2_adp_adapts({"fig2": df.assign(active_workers=3)}, {})) is False
 
 
+def test_fig2_renders(tmp_path):
+    spec = {"H_max": 1.0, "c0": 0.0, "m0": 1.0, "schedule": [{"worker": 2, "start": 10.0, "end": 40.0, "factor": 4.0}]}
+    t = np.arange(0, 50, 0.5)
+    df = pd.DataFrame({"virtual_time": t, "active_workers": np.where((t >= 15) & (t < 41), 1, 3),
+                       "delays": json.dumps(spec), **{f"delay_est_{j}": 1.0 + 3 * (j == 2) * ((t > 12) & (t < 42))
+                                                    for j in range(3)}})
+    figs.fig2({"fig2": df}, {}, tmp_path / "fig2")
+    assert (tmp_path / "fig2.png").stat().st_size > 5000
+
+
 def test_outputs_render_with_missing_datasets(tmp_path):
     frames = _t3()
     figs.table3(frames, {}, tmp_path / "table3")
@@ -142,6 +152,17 @@ def test_outputs_render_with_missing_datasets(tmp_path):
     assert "ASPIRE-EASE" in md and "Not built (dataset not available offline): SHL, Person Activity, Fashion-MNIST" in md
     figs.fig3({"fig3_fmnist3": _fig3({0.0: (40, 1.0), 1.0: (45, 0.9)})}, {}, tmp_path / "fig3")
     assert (tmp_path / "fig3.png").stat().st_size > 5000
+    f4 = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 1.2),
+                "drfa_prox": (70, 1.1)}, planes={"aspire": 3, "aspire_cp": 9})
+    for name in ("fig4", "fig5"):
+        figs.FIGURES[name].render(f4, {}, tmp_path / name)
+        assert (tmp_path / f"{name}.png").stat().st_size > 5000
+    figs.TABLES["fig4_time"].render(f4, {}, tmp_path / "fig4_time")
+    assert "ASPIRE-EASE" in (tmp_path / "fig4_time.md").read_text()
+    t4 = _runs("table4_scma", {a: (50, 1.0, 5) for a in analysis.TABLE4_METHODS}, m=16,
+               extra={a: {"attack_success": 10.0 + i, "pi_last": 0.01} for i, a in enumerate(analysis.TABLE4_METHODS)})
+    figs.table4({"table4_scma": t4}, {}, tmp_path / "table4")
+    assert "success attack rate" in (tmp_path / "table4.md").read_text()
 
 
 def test_true_mean_delays_follow_the_schedule():

@@ -145,8 +145,7 @@ def fig4(frames, summaries, out):
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
     _title(fig, "Fig. 4 — convergence in virtual time (simulated delays, spec §3.0.1: H_max = 5, c0 = 0.05 s, "
-                 "m0 = 0.2 s, σ = 0.3) on the worst-case worker, same time budget for all methods" + _scale(frames),
-                 fontsize=10)
+                 "m0 = 0.2 s, σ = 0.3) on the worst-case worker, same time budget for all methods" + _scale(frames))
     fig.tight_layout(rect=(0, 0.05, 1, 0.94))
     save_figure(fig, out)
 
