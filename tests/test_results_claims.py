@@ -157,3 +157,12 @@ def test_compare_results_ignores_timing_and_finds_changes(tmp_path):
     changed.to_parquet(tmp_path / "new" / "p" / "e.parquet")
     assert mod.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     assert mod.main([str(tmp_path / "old"), str(tmp_path / "new"), "--rtol", "1e-10"]) == 0
+
+
+def test_markdown_rows_keep_their_cells_when_values_contain_a_pipe():
+    from fedrepro.claims import Outcome, evaluate, to_markdown
+
+    claims = [{"id": "c", "text": "a | b", "check": "f", "compare": "true", "experiments": []}]
+    table = evaluate(claims, {"f": lambda fr, su: Outcome(False, why="x | y", detail="mean |A^t| 3")}, {}, {})
+    row = [line for line in to_markdown(table, "p").splitlines() if line.startswith("| c ")][0]
+    assert row.count("|") - row.count("\\|") == 8

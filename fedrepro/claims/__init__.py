@@ -189,7 +189,7 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     for r in table.itertuples():
         def cell(x):
             return str(x).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.claim} | {cell(r.text)} | {r.paper_value} | {r.our_value} | "
+        lines.append(f"| {r.claim} | {cell(r.text)} | {cell(r.paper_value)} | {cell(r.our_value)} | "
                      f"{_test_text(r.compare, r.tolerance)} | **{r.verdict}** | {cell(r.why)} |")
     return "\n".join(lines + [""])
 
