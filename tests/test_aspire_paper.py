@@ -187,3 +187,20 @@ def test_cell_requests_come_from_the_work():
     capped = dict(paper[("fig4_scma", "aspire")])
     uncapped = {k: v for k, v in capped.items() if k != "time_budget"}
     assert worker_cell_cost(capped)["runtime_min"] < worker_cell_cost(uncapped)["runtime_min"] / 2
+
+
+def test_skipped_list_names_partial_outputs():
+    from fedrepro.experiments.workflow_plan import DataPlan, paper_outputs, skipped_markdown
+
+    cells = {("aspire", e): [] for e in ("table3_scma", "table3_shl")}
+    skipped = {("aspire", "table3_shl"): ["shl"]}
+    outputs = paper_outputs({"papers": ["aspire"]}, cells | {("aspire", e): [] for e in _all_aspire_experiments()},
+                            skipped, ".")
+    text = skipped_markdown(skipped, outputs, DataPlan({"data": {"download": False}}))
+    assert "| aspire/table3 | shl |" in text and "| aspire/table5 | shl |" in text
+
+
+def _all_aspire_experiments():
+    from fedrepro.experiments.cells import read_yaml
+
+    return list(read_yaml("workflow/papers/aspire.yaml")["experiments"])

@@ -311,6 +311,14 @@ def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:
     if figs:
         lines += ["", "| skipped figure/table | missing dataset |", "|---|---|"]
         lines += [f"| {p}/{f} | {', '.join(m)} |" for p, f, m in sorted(figs)]
+    partial = [(p, f, sorted({d for e in spec.optional for d in skipped.get((p, e), [])}))
+               for p, info in outputs.items() for kind in ("figures", "tables")
+               for f, spec in info.get(kind, {}).items()]
+    partial = [row for row in partial if row[2]]
+    if partial:
+        lines += ["", "Built without the columns or panels of a missing dataset (the output says which):", "",
+                  "| partial figure/table | missing dataset |", "|---|---|"]
+        lines += [f"| {p}/{f} | {', '.join(m)} |" for p, f, m in sorted(partial)]
     return "\n".join(lines + [""])
 
 
