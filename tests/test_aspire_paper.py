@@ -204,3 +204,19 @@ def _all_aspire_experiments():
     from fedrepro.experiments.cells import read_yaml
 
     return list(read_yaml("workflow/papers/aspire.yaml")["experiments"])
+
+
+def test_readme_dro_example_expands():
+    import re
+
+    import yaml
+
+    from fedrepro.experiments.cells import expand
+
+    text = open("README.md").read()
+    section = text[text.index("### Distributionally robust and asynchronous runs"):]
+    block = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    cells = expand("custom", "my_dro", block["experiments"]["my_dro"])
+    assert {c["algorithm"] for c in cells} == {"aspire", "afl"} and len(cells) == 4
+    assert all(("tau" in c) == (c["algorithm"] == "aspire") for c in cells)
+    assert {c["max_rounds"] for c in cells} == {4500, 300}
