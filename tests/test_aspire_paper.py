@@ -220,3 +220,15 @@ def test_readme_dro_example_expands():
     assert {c["algorithm"] for c in cells} == {"aspire", "afl"} and len(cells) == 4
     assert all(("tau" in c) == (c["algorithm"] == "aspire") for c in cells)
     assert {c["max_rounds"] for c in cells} == {4500, 300}
+
+
+def test_per_algorithm_run_settings_never_take_an_algorithms_own_parameter():
+    from fedrepro.experiments.cells import expand
+
+    block = {"problem": {"name": "neural", "dataset": "mnist", "m": 10}, "rho": 0.1, "max_rounds": 20,
+             "algorithms": {"fedprox_sgd": {"rho": 0.01, "max_rounds": 5}, "fedavg_sgd": {"eval_every": 4}}}
+    cells = {c["algorithm"]: c for c in expand("custom", "x", block)}
+    prox = cells["fedprox_sgd"]
+    assert prox["params"]["rho"] == 0.01 and prox["rho"] == 0.1          # FedProx's rho, not participation
+    assert prox["max_rounds"] == 5 and "max_rounds" not in prox["params"]
+    assert cells["fedavg_sgd"]["eval_every"] == 4 and cells["fedavg_sgd"]["max_rounds"] == 20

@@ -16,7 +16,8 @@ Grid keys
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
 algorithm only.
 A run setting (``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``time_limit``) inside
-``algorithms: {name: {...}}`` applies to that algorithm's cells only (LFRPG's frame length,
+``algorithms: {name: {...}}`` applies to that algorithm's cells only, unless the algorithm has a
+parameter of that name (FedProx's and FedADMM's ``rho``) (LFRPG's frame length,
 aspire's budget parity: the same gradient steps per worker in different round counts).
 
 Settings
@@ -260,7 +261,7 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
     cells, checked = [], {}
     for alg_name, alg_params in algorithms.items():
         alg_params = dict(alg_params or {})
-        asynchronous = _is_asynchronous(alg_name)
+        asynchronous, own = _is_asynchronous(alg_name), _parameter_names(alg_name)
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
         fixed = {k: v for k, v in alg_params.items() if not isinstance(v, list)}
         shared_grid = {k: v for k, v in grid.items() if k.split(".")[0] != alg_name
@@ -294,8 +295,8 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     columns[column_name(key)] = value
                     if head != alg_name:
                         shared[key] = value
-                for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds)
-                    if key in cell["params"]:
+                for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds),
+                    if key in cell["params"] and key not in own:   # unless the algorithm has a parameter so named
                         cell[key] = cell["params"].pop(key)
                 cell["columns"] = columns
                 cell["shared"] = shared
@@ -318,6 +319,17 @@ def _is_asynchronous(name: str) -> bool:
         return bool(algorithm_class(name).asynchronous)
     except (ValueError, ImportError, AttributeError):
         return False
+
+
+def _parameter_names(name: str) -> set:
+    """The parameters of the registered algorithm ``name`` (empty when unknown: the cell check then names
+    the unknown algorithm). FedProx's and FedADMM's ``rho`` is theirs, not the participation rate."""
+    from fedrepro.algorithms import algorithm_class
+
+    try:
+        return set(algorithm_class(name).__dataclass_fields__)
+    except (ValueError, ImportError, AttributeError):
+        return set()
 
 
 def reference_cell(cell: dict, cells: list[dict]) -> dict | None:
