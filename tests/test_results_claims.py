@@ -166,3 +166,11 @@ def test_markdown_rows_keep_their_cells_when_values_contain_a_pipe():
     table = evaluate(claims, {"f": lambda fr, su: Outcome(False, why="x | y", detail="mean |A^t| 3")}, {}, {})
     row = [line for line in to_markdown(table, "p").splitlines() if line.startswith("| c ")][0]
     assert row.count("|") - row.count("\\|") == 8
+
+
+def test_provenance_lists_python_and_every_library_version():
+    from fedrepro.experiments.results import PROVENANCE_LIBRARIES, provenance
+
+    prov = provenance("abc", cells=3)
+    assert prov["python"].count(".") == 2 and prov["cells"] == 3
+    assert all(prov[name] and prov[name] != "not installed" for name in PROVENANCE_LIBRARIES)

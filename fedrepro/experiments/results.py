@@ -21,7 +21,6 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from fedrepro import __version__
@@ -46,10 +45,30 @@ def git_commit(root: str | Path = ".") -> str:
         return "unknown"
 
 
+#: the libraries whose versions provenance records (the dependencies of pyproject.toml and the workflow's)
+PROVENANCE_LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "matplotlib", "pooch", "h5py", "pyyaml",
+                        "jsonschema", "snakemake")
+
+
+def library_versions() -> dict:
+    """Installed version of every library in :data:`PROVENANCE_LIBRARIES` ("not installed" if absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in PROVENANCE_LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
 def provenance(config_hash: str = "", **extra) -> dict:
-    """Package version, git commit, config hash, library versions, creation time."""
+    """Package version, git commit, config hash, Python and library versions, creation time."""
+    import platform
+
     return {"package_version": __version__, "git_commit": os.environ.get("FEDREPRO_GIT_COMMIT") or git_commit(),
-            "config_hash": config_hash, "numpy": np.__version__, "pandas": pd.__version__,
+            "config_hash": config_hash, "python": platform.python_version(), **library_versions(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
 
 

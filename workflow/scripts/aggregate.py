@@ -9,9 +9,10 @@ from fedrepro.experiments.results import concat_frames, provenance, summarize, w
 
 with logged(snakemake):
     df = concat_frames(snakemake.input)
+    summary = summarize(df)                     # one row per run (cell)
     meta = provenance(snakemake.params.config_hash, paper=snakemake.wildcards.paper,
-                      experiment=snakemake.wildcards.experiment, cells=len(snakemake.input))
-    summary = summarize(df)
-    print(f"{len(snakemake.input)} runs, {len(df)} rows; status counts:\n{summary['status'].value_counts()}")
+                      experiment=snakemake.wildcards.experiment, cells=len(summary), batch_files=len(snakemake.input))
+    print(f"{len(summary)} runs from {len(snakemake.input)} batch files, {len(df)} rows; status counts:\n"
+          f"{summary['status'].value_counts()}")
     write_parquet(df, snakemake.output.trace, meta)
     write_parquet(summary, snakemake.output.summary, meta)
