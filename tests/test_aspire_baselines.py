@@ -10,11 +10,9 @@ import pytest
 from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.ops.simplex import project_simplex, prox_simplex_quadratic
 from fedrepro.core.rng import stream
-from fedrepro.nn import ModelSpec, build_model
-from fedrepro.nn.layers import dense
-from fedrepro.problems.worker_neural import WorkerNeuralProblem
 from fedrepro.sim.delays import DelayTable
 from fedrepro.sim.loop import simulate
+from tests.toys import worker_blobs
 
 N, C, D = 4, 3, 6
 SEED = 3
@@ -23,25 +21,7 @@ SEED = 3
 def _problem(seed=0, n=(40, 30, 25, 12), init="torch"):
     """N Gaussian-blob workers, worker j mostly class j % C, noisier with j; worker 3 has fewer
     samples than a minibatch of 16 (b = min(B, n_j))."""
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(C, D)) * 2
-
-    def make(counts):
-        X, y, parts, start = [], [], [], 0
-        for j, count in enumerate(counts):
-            probs = np.full(C, 0.1)
-            probs[j % C] = 0.8
-            lab = rng.choice(C, count, p=probs / probs.sum())
-            X.append(centers[lab] + rng.normal(size=(count, D)) * (1 + 0.7 * j))
-            y.append(lab)
-            parts.append(np.arange(start, start + count))
-            start += count
-        return np.concatenate(X).astype(np.float32), np.concatenate(y), parts
-
-    X, y, parts = make(n)
-    Xt, yt, tparts = make([10] * N)
-    model = build_model(ModelSpec((D,), (dense(C),), init, "logits_ce", "tiny", D * C + C))
-    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)
+    return worker_blobs(list(n), [10] * N, n_classes=C, dim=D, seed=seed, noise_growth=0.7, init=init)
 
 
 def _batch(prob, purpose, r, j, b):

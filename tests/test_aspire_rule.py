@@ -5,35 +5,16 @@ import pytest
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.context import RunContext
-from fedrepro.nn import ModelSpec, build_model
-from fedrepro.nn.layers import dense
 from fedrepro.problems.worker_neural import WorkerNeuralProblem
 from fedrepro.sim.async_loop import simulate_async
 from fedrepro.sim.delays import DelayModel, DelayTable
+from tests.toys import worker_blobs
 
 N, C, D = 4, 3, 6
 
 
 def _problem(seed=0, n=40):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(C, D)) * 2
-
-    def make(count):
-        X, y, parts, start = [], [], [], 0
-        for j in range(N):
-            probs = np.full(C, 0.1)
-            probs[j % C] = 0.8
-            lab = rng.choice(C, count, p=probs / probs.sum())
-            X.append(centers[lab] + rng.normal(size=(count, D)) * (1 + 0.5 * j))
-            y.append(lab)
-            parts.append(np.arange(start, start + count))
-            start += count
-        return np.concatenate(X).astype(np.float32), np.concatenate(y), parts
-
-    X, y, parts = make(n)
-    Xt, yt, tparts = make(n // 2)
-    model = build_model(ModelSpec((D,), (dense(C),), "zeros", "logits_ce", "tiny", D * C + C))
-    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)
+    return worker_blobs([n] * N, [n // 2] * N, n_classes=C, dim=D, seed=seed)
 
 
 def _run(alg, problem=None, iters=60, delays=None, **kw):

@@ -113,3 +113,34 @@ class RecordingGD(LocalGD):
     def begin_round(self, state, problem, ctx, clients, r):
         self.log.append((r, [int(i) for i in clients]))
         super().begin_round(state, problem, ctx, clients, r)
+
+
+def worker_blobs(counts, test_counts, *, n_classes: int = 3, dim: int = 6, seed: int = 0,
+                 noise_growth: float = 0.5, init: str = "zeros"):
+    """A WorkerNeuralProblem of Gaussian blobs on a linear softmax model: worker j has ``counts[j]``
+    training and ``test_counts[j]`` test samples, mostly (0.8) of class j % n_classes, with noise
+    1 + noise_growth * j (the workers differ: a worst case exists)."""
+    from fedrepro.nn import ModelSpec, build_model
+    from fedrepro.nn.layers import dense
+    from fedrepro.problems.worker_neural import WorkerNeuralProblem
+
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(n_classes, dim)) * 2
+
+    def make(sizes):
+        X, y, parts, start = [], [], [], 0
+        for j, count in enumerate(sizes):
+            probs = np.full(n_classes, 0.1)
+            probs[j % n_classes] = 0.8
+            lab = rng.choice(n_classes, count, p=probs / probs.sum())
+            X.append(centers[lab] + rng.normal(size=(count, dim)) * (1 + noise_growth * j))
+            y.append(lab)
+            parts.append(np.arange(start, start + count))
+            start += count
+        return np.concatenate(X).astype(np.float32), np.concatenate(y), parts
+
+    X, y, parts = make(counts)
+    Xt, yt, tparts = make(test_counts)
+    model = build_model(ModelSpec((dim,), (dense(n_classes),), init, "logits_ce", "tiny",
+                                  dim * n_classes + n_classes))
+    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)

@@ -37,6 +37,7 @@ import numpy as np
 
 from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import State
+from fedrepro.algorithms.local_epochs import random_batch
 from fedrepro.algorithms.ops.priors import PRIOR_CONSTRAINT, resolve_prior
 from fedrepro.algorithms.ops.uncertainty_sets import UNCERTAINTY_SETS, make_uncertainty_set
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Options
@@ -168,7 +169,7 @@ class Aspire(AsyncAlgorithm):
         q = resolve_prior(self.prior, m, "aspire")
         w0 = problem.init_params(ctx.rng("init"))
         W = np.tile(w0, (m, 1))
-        F = np.array([problem.batch_loss(w0, self._loss_batch(problem, ctx.rng("loss_batch", j), j))
+        F = np.array([problem.batch_loss(w0, random_batch(problem, ctx.rng("loss_batch", j), j, self.B_loss))
                       for j in range(m)])
         planes = q[None, :].copy()                       # A^0 = {q - pbar 1} (AMBIG-12)
         state = AspireState(w=w0.copy(), W=W, phi=np.zeros_like(W), sum_W=W.sum(axis=0, dtype=np.float64),
@@ -177,11 +178,6 @@ class Aspire(AsyncAlgorithm):
                             T1=int(self.T1_fraction * ctx.max_rounds), k=self.k or m,
                             delay_est=np.full(m, np.nan), S_t=self._S(m))
         return state
-
-    def _loss_batch(self, problem, rng, j) -> np.ndarray:
-        part = problem.parts[j]
-        b = min(self.B_loss, part.size)
-        return part if b == part.size else part[rng.choice(part.size, b, replace=False)]
 
     def worker_compute(self, state, problem, ctx, workers, t: int) -> list:
         alpha_w, kappa1, _ = self._constants(problem.m)
@@ -194,17 +190,15 @@ class Aspire(AsyncAlgorithm):
             j = int(j)
             w = state.W[j].copy()
             pi_j, phi_j = float(state.pi[j]), state.phi[j]
-            part = problem.parts[j]
             rng = ctx.rng("minibatch", t, j)          # the job's minibatches, then its loss batch
             for s in range(self.local_steps):
-                b = min(self.B, part.size)
-                idx = part[rng.choice(part.size, b, replace=False)]
+                idx = random_batch(problem, rng, j, self.B)
                 problem.batch_loss_grad(w, idx, rng=ctx.rng("dropout", t, j, s) if dropout else None, out=grad)
                 # (11): grad_w Ltilde = pi_j grad f_j - phi_j - kappa_1 (z - w_j)
                 d = pi_j * grad - phi_j - kappa1 * (z - w)
                 w -= step * d
                 np.clip(w, -self.alpha1, self.alpha1, out=w)
-            reports.append((w, problem.batch_loss(w, self._loss_batch(problem, rng, j))))
+            reports.append((w, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss))))
         return reports
 
     def master_update(self, state, problem, ctx, workers, reports, t: int, info: dict) -> None:

@@ -267,7 +267,7 @@ def worker_cell_cost(cell: dict) -> dict:
         rounds = min(rounds, int(math.ceil(2 * float(cell["time_budget"]) / max(per_round, 1e-6))))
     evals = rounds // int(cell.get("eval_every", 1)) + 1
     flops = model.forward_flops() * (rounds * jobs * per_job + evals * (n_train + n_test))
-    runtime = int(max(10, math.ceil(5 + flops / (NEURAL_GFLOPS * 1e9) / 60)))
+    runtime = runtime_from_flops(flops)
     data = (n_train + n_test) * (model.input_shape[0] * 4 + 16)
     mem = int(math.ceil(1024 + 1.25 * (3 * data + 2 * N * model.n_params * 4) / 2**20))
     return {"runtime_min": runtime, "mem_mb": mem}
@@ -292,6 +292,12 @@ def neural_cell_runtime_min(cell: dict) -> int:
     clients = participants(int(spec["m"]), float(cell.get("rho", 1.0)))
     samples = clients * epochs * n_train / int(spec["m"])
     flops = int(cell.get("max_rounds", 100)) * model.forward_flops() * (3 * samples + n_test)
+    return runtime_from_flops(flops)
+
+
+def runtime_from_flops(flops: float) -> int:
+    """Minutes to request for ``flops`` at :data:`NEURAL_GFLOPS`, plus 5 minutes for start-up and data
+    loading; at least 10."""
     return int(max(10, math.ceil(5 + flops / (NEURAL_GFLOPS * 1e9) / 60)))
 
 
