@@ -7,8 +7,8 @@
 #   snakemake --report report.html      one HTML report: figures, claims tables, provenance
 import os
 
-# One BLAS thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+# One BLAS (and numba kernel) thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 

@@ -1,11 +1,16 @@
 """Benchmark for Zhou & Li Example 5.1 at Fig. 5 sizes (run on demand, not part of the tests).
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/bench_fedadmm_zhou.py --m 1000 --baseline-rounds 30
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_fedadmm_zhou.py --m 1000 4000
 
-Reports: data generation time, r_i time, the time of one full gradient pass vs the time to stream
-the data matrix once (one gemv over every bucket) and their ratio, wall time of every algorithm to
-its stopping rule (wall and CPU seconds) (FedADMM: rule (30), code_scaled; baselines: the FedADMM target, capped at
-``--baseline-rounds``), per-round times and the peak resident memory.
+Reports, for every kernel of :class:`~fedrepro.problems.glm.LinearModelProblem` (``--kernels``,
+default both: ``fused`` row-fused, ``blas`` the two-pass reference) on the SAME instance, side by
+side: the time of one full gradient pass and of ``evaluate`` against two single reads of the data
+measured in the same run (``read_sum_s``: ``ndarray.sum`` of every bucket, the fastest plain read
+here; ``read_gemv_s``: one ``X w`` gemv over every bucket) and their ratios (read time / pass time
+= fraction of the single-read bandwidth); wall and CPU seconds of every algorithm to its stopping
+rule (FedADMM: rule (30), code_scaled; baselines: the FedADMM target, capped at
+``--baseline-rounds``), per-round times, and the peak resident memory. Threads: BLAS and numba
+follow the environment variables (set all three to 1 for the one-core numbers).
 """
 from __future__ import annotations
 
@@ -27,12 +32,24 @@ def peak_rss_mb() -> float:
 
 
 def stream_time(problem, w, reps=3):
+    """Best time of one gemv X w over every bucket (a single read of the data)."""
     best = np.inf
     for _ in range(reps):
         t = time.perf_counter()
         for bk in problem._dense.buckets:
             g, D, n = bk.X.shape
             bk.X.reshape(g * D, n) @ w
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def read_time(problem, reps=3):
+    """Best time of summing every bucket (numpy's pairwise sum: a plain single read)."""
+    best = np.inf
+    for _ in range(reps):
+        t = time.perf_counter()
+        for bk in problem._dense.buckets:
+            bk.X.sum()
         best = min(best, time.perf_counter() - t)
     return best
 
@@ -58,6 +75,7 @@ def main(argv=None):
     ap.add_argument("--step-c", type=float, default=0.25)
     ap.add_argument("--algorithms", nargs="+", default=["fedadmm", "fedavg", "fedprox", "fedalt", "fedsim"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--kernels", nargs="+", default=["fused", "blas"], choices=["fused", "blas"])
     args = ap.parse_args(argv)
     report = []
     for m in args.m:
@@ -71,32 +89,46 @@ def main(argv=None):
         p.lipschitz()
         row["lipschitz_s"] = time.perf_counter() - t
         w = np.random.default_rng(1).standard_normal(args.n) * 0.01
-        row["stream_s"] = stream_time(p, w)
-        row["gradient_s"] = timeit(lambda: p.gradient(w))
-        row["grad_over_stream"] = row["gradient_s"] / row["stream_s"]
-        row["evaluate_s"] = timeit(lambda: p.evaluate(w))
+        from fedrepro.problems.glm_kernels import kernel_threads
+        row["kernel_threads"] = kernel_threads()
+        p.kernel = "fused"
+        p.gradient(w)                                    # compile / load the kernels before timing
+        row["read_sum_s"] = read_time(p)
+        row["read_gemv_s"] = stream_time(p, w)
         S = np.sort(np.random.default_rng(2).permutation(m)[: m // 2])
         W = np.tile(w, (len(S), 1))
-        row["client_grads_half_s"] = timeit(lambda: p.client_grads(W, S))
-        ref = None
-        for name in args.algorithms:
-            if name == "fedadmm":
-                alg, stop, cap = make_algorithm(name), build_stop(
-                    {"rule": "fedadmm30", "eps": 1e-3, "measure": args.measure}, p), 1000
-            else:
-                alg = make_algorithm(name, step_c=args.step_c)
-                stop = build_stop({"rule": "target", "rel": 2e-4}, p, ref) if ref else None
-                cap = args.baseline_rounds
-            t, c = time.perf_counter(), time.process_time()
-            res = simulate(p, alg, k0=args.k0, rho=args.rho, max_rounds=cap, seed=args.seed, stop=stop)
-            wall, cpu = time.perf_counter() - t, time.process_time() - c
-            if name == "fedadmm":
-                ref = res.final
-            row[name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "rounds": res.rounds, "status": res.status,
-                         "s_per_round": round(wall / max(res.rounds, 1), 4),
-                         "objective": res.final["objective"],
-                         "n_grad_evals": res.final.get("n_grad_evals")}
-            print(name, row[name], flush=True)
+        for kernel in args.kernels:
+            p.kernel = kernel
+            k = row[kernel] = {}
+            k["gradient_s"] = timeit(lambda: p.gradient(w))
+            k["evaluate_s"] = timeit(lambda: (p.evaluate(w), setattr(p, "_cache_key", None)))
+            k["client_grads_half_s"] = timeit(lambda: p.client_grads(W, S))
+            k["gradient_read_fraction"] = row["read_sum_s"] / k["gradient_s"]
+            k["gradient_gemv_fraction"] = row["read_gemv_s"] / k["gradient_s"]
+            print(kernel, k, flush=True)
+        for kernel in args.kernels:
+            p.kernel = kernel
+            ref = None
+            for name in args.algorithms:
+                if name == "fedadmm":
+                    alg, stop, cap = make_algorithm(name), build_stop(
+                        {"rule": "fedadmm30", "eps": 1e-3, "measure": args.measure}, p), 1000
+                else:
+                    alg = make_algorithm(name, step_c=args.step_c)
+                    stop = build_stop({"rule": "target", "rel": 2e-4}, p, ref) if ref else None
+                    cap = args.baseline_rounds
+                t, c = time.perf_counter(), time.process_time()
+                res = simulate(p, alg, k0=args.k0, rho=args.rho, max_rounds=cap, seed=args.seed, stop=stop)
+                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                if name == "fedadmm":
+                    ref = res.final
+                row[kernel][name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "rounds": res.rounds,
+                                     "status": res.status, "s_per_round": round(wall / max(res.rounds, 1), 4),
+                                     "cpu_s_per_round": round(cpu / max(res.rounds, 1), 4),
+                                     "objective": res.final["objective"],
+                                     "n_grad_evals": res.final.get("n_grad_evals")}
+                print(kernel, name, row[kernel][name], flush=True)
+            row[kernel]["total_cpu_s"] = round(sum(row[kernel][a]["cpu_s"] for a in args.algorithms), 1)
         row["peak_rss_mb"] = peak_rss_mb()
         print(json.dumps(row, indent=1, default=float), flush=True)
         report.append(row)

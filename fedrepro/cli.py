@@ -120,6 +120,19 @@ def cli_cell(args, options: dict, default_weights) -> dict:
                         else {"name": args.problem, **options})}
 
 
+def _set_threads(n: int) -> None:
+    """Kernel threads for this run: 1 .. the cores numba was started with (never more: no oversubscription)."""
+    import numba
+
+    top = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= n <= top:
+        raise SystemExit(f"error: --threads {n} is not allowed: give 1 to {top} (the cores numba may use here; "
+                         "NUMBA_NUM_THREADS caps it)")
+    from fedrepro.problems.glm_kernels import set_kernel_threads
+
+    set_kernel_threads(n)
+
+
 def cmd_run(args) -> int:
     from fedrepro.algorithms import make_algorithm
     from fedrepro.data.fetch import sha256_file
@@ -128,6 +141,8 @@ def cmd_run(args) -> int:
     from fedrepro.experiments.results import provenance, run_frame, write_parquet
     from fedrepro.experiments.runner import build_run, progress_printer
 
+    if args.threads is not None:
+        _set_threads(args.threads)
     try:        # the algorithm decides the default client weights of the npz problem
         default_weights = getattr(make_algorithm(args.algorithm, **_kv(args.param, "--param")),
                                   "objective_weights", None)
@@ -230,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replay-noise", metavar="NPY",
                      help="(N, n) unit-scale noise rows consumed in call order instead of the init/noise streams")
     run.add_argument("--out", required=True, help="output Parquet file (results schema)")
+    run.add_argument("--threads", type=int, metavar="N",
+                     help="threads of the compiled convex-problem kernels (default: every core numba sees, "
+                          "NUMBA_NUM_THREADS; BLAS threads follow OPENBLAS_NUM_THREADS / OMP_NUM_THREADS)")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=cmd_run)
     lst = sub.add_parser("list", help="algorithms, problems, datasets, partitioners ...")

@@ -227,3 +227,25 @@ def test_cli_numbers_are_numbers_and_non_finite_data_is_rejected(toy_npz, tmp_pa
         with pytest.raises(SystemExit, match=rf"error: .*nan_{name}.npz: {name} has 1 non-finite value"):
             main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(bad), "--out", str(out),
                   "--quiet"])
+
+
+def test_cli_threads(toy_npz, tmp_path):
+    """--threads sets the kernels' threads for the run; out of range is an error before any work."""
+    import numba
+
+    from fedrepro.problems.glm_kernels import kernel_threads, set_kernel_threads
+
+    path, _, _ = toy_npz
+    out = tmp_path / "t.parquet"
+    for bad in ("0", str(numba.config.NUMBA_NUM_THREADS + 1)):
+        with pytest.raises(SystemExit, match=f"--threads {bad} is not allowed: give 1 to"):
+            main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(path), "--threads", bad,
+                  "--out", str(out)])
+    assert not out.exists()
+    before = kernel_threads()
+    try:
+        assert main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(path), "--threads", "1",
+                     "--rounds", "3", "--out", str(out), "--quiet"]) == 0
+        assert kernel_threads() == 1 and out.exists()
+    finally:
+        set_kernel_threads(before)

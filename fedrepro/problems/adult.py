@@ -54,7 +54,7 @@ def load_adult(data_dir, dataset: str = "adult") -> tuple[np.ndarray, np.ndarray
 
 def adult_problem(X: np.ndarray, y: np.ndarray, m: int, seed: int, *, beta: float = 1e-3,
                   reg_scaling: str = "code", normalize: str = "col_l2", min_frac=0.01,
-                  sampler: str = "reject") -> LinearModelProblem:
+                  sampler: str = "reject", kernel: str = "fused") -> LinearModelProblem:
     """FedEPM's federated logistic regression on Adult (see module docstring).
 
     X : (d, n) raw features; y : (d,) labels in {0, 1}; m clients; ``seed`` drives the
@@ -67,19 +67,23 @@ def adult_problem(X: np.ndarray, y: np.ndarray, m: int, seed: int, *, beta: floa
         "m": int(m), "lam": float(beta), "reg_scaling": REG_SCALING[reg_scaling], "normalize": normalize,
         "weights": np.ones(int(m)),
         "partition": {"method": "random_cuts", "min_frac": min_frac, "sampler": sampler, "cut_points": "code"},
+        "kernel": kernel,
     }
     return logreg_from_arrays(X, y, spec, seed, name=f"adult_logreg(m={int(m)})")
 
 
 @problem_spec(m=[POSITIVE_INT], beta=[NONNEGATIVE], lam=[NONNEGATIVE], reg_scaling=[Options(*REG_SCALING)],
               normalize=[Options("col_l2", "none")], min_frac=[Anything("a fraction or a preset name")],
-              sampler=[Options("reject", "direct")], dataset=[Options("adult", "adult_mat")])
+              sampler=[Options("reject", "direct")], dataset=[Options("adult", "adult_mat")],
+              kernel=[Options("fused", "blas")])
 def build_adult_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Registry builder. spec keys: m (50), beta (1e-3; alias lam), reg_scaling (code | paper),
-    normalize (col_l2 | none), min_frac (0.01), sampler (reject | direct), dataset (adult | adult_mat)."""
+    normalize (col_l2 | none), min_frac (0.01), sampler (reject | direct), dataset (adult | adult_mat),
+    kernel (fused | blas)."""
     if data_dir is None:
         raise ValueError("adult_logreg needs data_dir (the processed-data folder holding adult.npz)")
     X, y = load_adult(data_dir, spec.get("dataset", "adult"))
     return adult_problem(X, y, int(spec.get("m", 50)), seed, beta=float(spec.get("beta", spec.get("lam", 1e-3))),
                          reg_scaling=spec.get("reg_scaling", "code"), normalize=spec.get("normalize", "col_l2"),
-                         min_frac=spec.get("min_frac", 0.01), sampler=spec.get("sampler", "reject"))
+                         min_frac=spec.get("min_frac", 0.01), sampler=spec.get("sampler", "reject"),
+                         kernel=spec.get("kernel", "fused"))

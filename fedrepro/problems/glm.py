@@ -39,11 +39,13 @@ _WEIGHTS = [None, Anything("client weights, one per client")]
 LOSSES = ("squared", "logistic")
 REG_SCALINGS = ("mean", "per_sample")
 LIPSCHITZ_RULES = ("exact", "code")
+KERNELS = ("fused", "blas")
 _CHUNK_BYTES = 4 << 20          # per-chunk working set (data of a chunk stays in cache for its 2nd use)
 _LOOP_BYTES = 256 << 10        # per-client block size above which scattered clients are looped
 _GRAM_MAX_DIM = 256             # least squares with n <= this uses per-client Gram matrices
 _GRAM_MAX_BYTES = 256 << 20
 _BUCKET_RATIO = 1.25            # max padded size / min size inside a bucket
+_KEEP_MAX = 10_000_000          # most per-client gradient numbers one evaluation keeps (or computes at once)
 
 
 def _choice(what, value, allowed):
@@ -153,17 +155,21 @@ class LinearModelProblem(FederatedProblem):
     weights : (m,) client weights (default 1/m)
     lipschitz_rule : "exact" (r_i = lmax(A_i^T A_i)/(c d_i) + lam_i with c = 1 squared, 4 logistic)
         | "code" (FedADMM code's logistic rule lmax/(5 d_i) + lam/d_i)
+    kernel : "fused" (default: :mod:`~fedrepro.problems.glm_kernels`, every row read once per
+        evaluation) | "blas" (the two-pass BLAS computation, X w then s^T X; kept as the reference
+        the fused kernels are tested and benchmarked against). They differ by rounding only.
     """
 
     loss: str           # read by FedADMM's r0_rule="code" (fedrepro.problems.protocols)
 
     def __init__(self, X=None, y=None, client_ids=None, loss: str = "squared", lam: float = 0.0,
                  reg_scaling: str = "mean", weights=None, name: str | None = None,
-                 lipschitz_rule: str = "exact", *, _layout: _DenseLayout | None = None,
+                 lipschitz_rule: str = "exact", kernel: str = "fused", *, _layout: _DenseLayout | None = None,
                  _sizes: np.ndarray | None = None):
         self.loss = _choice("loss", loss, LOSSES)
         self.reg_scaling = _choice("reg_scaling", reg_scaling, REG_SCALINGS)
         self.lipschitz_rule = _choice("lipschitz_rule", lipschitz_rule, LIPSCHITZ_RULES)
+        self.kernel = _choice("kernel", kernel, KERNELS)
         self.lam = float(lam)
         self.name = name or f"{loss}_glm"
         self._lip = None
@@ -306,7 +312,13 @@ class LinearModelProblem(FederatedProblem):
         grads = np.empty((k, self.dim)) if need_grad else None
         if k == 0:
             return losses, grads
-        if self.sparse:
+        if self.kernel == "fused":
+            L, G, _ = self._fused(W, c, need_grad)
+            if need_loss:
+                losses[:] = L
+            if need_grad:
+                grads = G
+        elif self.sparse:
             self._sparse_per_client(W, c, losses, grads)
         else:
             for bk, pos, idx in self._dense.chunks(c):
@@ -342,6 +354,26 @@ class LinearModelProblem(FederatedProblem):
         if need_grad and np.any(lam):
             grads += lam[:, None] * (W[None, :] if shared else W)
         return losses, grads
+
+    def _fused(self, W, c, need_grad):
+        """(losses (k,), grads (k, n) or None, correct counts (k,)) of clients ``c`` at W ((n,) or
+        (k, n)) with the row-fused kernels, without the l2 term."""
+        from fedrepro.problems import glm_kernels as kern
+
+        shared = W.ndim == 1
+        W2 = np.ascontiguousarray(W[None, :] if shared else W, dtype=np.float64)
+        scale = 1.0 / self.client_sizes[c]
+        kind = kern.SQUARED if self.loss == "squared" else kern.LOGISTIC
+        if self.sparse:
+            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, W2, shared, scale, kind, need_grad)
+        else:
+            lay = self._dense
+            b_of = lay.bucket_of[c]
+            order = np.argsort(b_of, kind="stable")
+            cuts = np.flatnonzero(np.diff(b_of[order])) + 1
+            groups = [(int(b_of[seg[0]]), lay.pos_of[c[seg]], seg) for seg in np.split(order, cuts)]
+            G, L, C = kern.dense_clients(lay.buckets, groups, W2, shared, scale, kind, need_grad, len(c), self.dim)
+        return L, G, C
 
     def _sparse_sub(self, c):
         """Rows of clients ``c`` (cached for the last client set): sub-CSR, labels, row -> local
@@ -390,7 +422,7 @@ class LinearModelProblem(FederatedProblem):
         cached (when at most 1e7 numbers) for the algorithms' next ``client_grads(w, S)``."""
         w = np.asarray(w, dtype=np.float64)
         m, n = self.m, self.dim
-        keep = keep_clients and m * n <= 10_000_000 and not self.sparse
+        keep = keep_clients and m * n <= _KEEP_MAX and not self.sparse
         losses = np.empty(m)
         grad = np.zeros(n)
         G = np.empty((m, n)) if keep else None
@@ -399,6 +431,18 @@ class LinearModelProblem(FederatedProblem):
             losses, G = self._gram_global(w)
             grad = self.weights @ G
             keep = keep_clients
+        elif self.kernel == "fused":
+            if keep:
+                losses, G, cnt = self._fused(w, np.arange(m), True)
+                grad = self.weights @ G
+            else:                           # not kept: per-client gradients in slices of <= 1e7 numbers
+                cnt = np.empty(m)
+                per = max(1, _KEEP_MAX // max(n, 1))
+                for a in range(0, m, per):
+                    sl = np.arange(a, min(m, a + per))
+                    losses[sl], Gs, cnt[sl] = self._fused(w, sl, True)
+                    grad += self.weights[sl] @ Gs
+            correct = float(cnt.sum()) if self.loss == "logistic" else 0.0
         elif self.sparse:
             z = self._X @ w
             val, s = self._loss_deriv(z, self._y)
@@ -527,7 +571,7 @@ class LinearModelProblem(FederatedProblem):
     def describe(self) -> dict:
         out = super().describe()
         out.update(loss=self.loss, lam=self.lam, reg_scaling=self.reg_scaling,
-                   sparse=bool(self.sparse), lipschitz_rule=self.lipschitz_rule)
+                   sparse=bool(self.sparse), lipschitz_rule=self.lipschitz_rule, kernel=self.kernel)
         return out
 
 
@@ -548,15 +592,19 @@ def _mixture_rows(rng, types: np.ndarray, width: int, t_df: float = 5.0) -> np.n
     return out
 
 
+_KERNEL = [Options(*KERNELS)]
+
+
 @problem_spec(m=[POSITIVE_INT], n=[POSITIVE_INT], d_low=[POSITIVE_INT], d_high=[POSITIVE_INT],
-              generator=[Options("paper", "code")], weights=_WEIGHTS)
+              generator=[Options("paper", "code")], weights=_WEIGHTS, kernel=_KERNEL)
 def build_linreg_synthetic(spec: dict, seed: int, **kwargs) -> LinearModelProblem:
     """Zhou & Li Example 5.1 (spec 000 Sec. 4.1): d_i ~ U{50..150}; d samples (a, b) with all
     entries i.i.d. from N(0,1) (ceil(d/3) samples), t(5) (ceil(d/3)) or U[-5,5] (the rest), shuffled
     and split into the clients. ``generator: code`` uses the authors' code counts (ceil(m/3)
     t(5) rows and ceil(m/3) uniform rows, the rest N(0,1) — the code's m-for-d slip).
 
-    spec keys: m (100), n (100), d_low (50), d_high (150), generator ("paper" | "code").
+    spec keys: m (100), n (100), d_low (50), d_high (150), generator ("paper" | "code"),
+    kernel ("fused" | "blas", see :class:`LinearModelProblem`).
     """
     from fedrepro.data.partition import uniform_client_sizes
     from fedrepro.core.rng import stream
@@ -593,7 +641,8 @@ def build_linreg_synthetic(spec: dict, seed: int, **kwargs) -> LinearModelProble
             yf[sl] = draws[:, n]
             row += len(sl)
     return LinearModelProblem(loss="squared", lam=0.0, name=f"linreg_synthetic(n={n},m={m},{gen})",
-                              _layout=lay, _sizes=sizes, weights=spec.get("weights"))
+                              _layout=lay, _sizes=sizes, weights=spec.get("weights"),
+                              kernel=spec.get("kernel", "fused"))
 
 
 def _col_l2(X):
@@ -628,19 +677,19 @@ def logreg_from_arrays(X, y, spec: dict, seed: int, name: str) -> LinearModelPro
     return LinearModelProblem(X, y, parts, loss="logistic", lam=float(spec.get("lam", 1e-3)),
                               reg_scaling=spec.get("reg_scaling", "mean"),
                               lipschitz_rule=spec.get("lipschitz_rule", "exact"),
-                              weights=spec.get("weights"), name=name)
+                              weights=spec.get("weights"), name=name, kernel=spec.get("kernel", "fused"))
 
 
 @problem_spec(dataset=[Anything("a processed dataset name")], m=[POSITIVE_INT], lam=[NONNEGATIVE],
               reg_scaling=[Options(*REG_SCALINGS)], normalize=[Options("col_l2", "none")],
               partition=[Anything("a partition block {method: ..., ...}")], lipschitz_rule=[Options(*LIPSCHITZ_RULES)],
-              split=[None, Options("train", "test")], weights=_WEIGHTS)
+              split=[None, Options("train", "test")], weights=_WEIGHTS, kernel=_KERNEL)
 def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Zhou & Li Example 5.2: l2-regularised logistic regression on a processed dataset.
 
     spec keys: dataset (registry name), m, lam (1e-3), reg_scaling ("mean" paper | "per_sample"
     code), normalize ("col_l2" | "none"), partition ({method: random_cuts, min_frac: 0.025}),
-    lipschitz_rule ("exact" | "code").
+    lipschitz_rule ("exact" | "code"), kernel ("fused" | "blas").
     """
     from fedrepro.data.dataset import Dataset
 
@@ -657,7 +706,7 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
 @problem_spec(data=[Anything("path of an npz with X, y, client")], X=[Anything("(N, n) data")],
               y=[Anything("(N,) targets")], client_ids=[Anything("(N,) client id per row")],
               loss=[Options(*LOSSES)], lam=[NONNEGATIVE], reg_scaling=[Options(*REG_SCALINGS)], weights=_WEIGHTS,
-              lipschitz_rule=[Options(*LIPSCHITZ_RULES)], label=[Anything("a label")])
+              lipschitz_rule=[Options(*LIPSCHITZ_RULES)], label=[Anything("a label")], kernel=_KERNEL)
 def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelProblem:
     """Least squares (or logistic, ``loss``) on user data: ``data`` = path of a client npz
     (:mod:`fedrepro.problems.user_data`), or the arrays ``X``, ``y``, ``client_ids``. ``weights``:
@@ -681,4 +730,5 @@ def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
         weights = np.ones(len(np.unique(ids)) if not isinstance(ids, (list, tuple)) else len(ids))
     return LinearModelProblem(X, np.asarray(y, dtype=float), ids, loss=loss, lam=float(spec.get("lam", 0.0)),
                               reg_scaling=spec.get("reg_scaling", "mean"), weights=weights,
-                              lipschitz_rule=spec.get("lipschitz_rule", "exact"), name=label)
+                              lipschitz_rule=spec.get("lipschitz_rule", "exact"), name=label,
+                              kernel=spec.get("kernel", "fused"))

@@ -1,0 +1,178 @@
+"""Row-fused per-client kernels of the generalized linear models (:mod:`fedrepro.problems.glm`).
+
+The gradient of f_i(w) = (1/d_i) sum_t l(<a_t, w>, b_t) is a sum over rows,
+``grad f_i(w) = (1/d_i) sum_t l'(<a_t, w>, b_t) a_t``: computing it as A_i w, then s^T A_i reads
+the client's data twice. These kernels read every row once per evaluation: a block of
+``_BLOCK`` rows is dotted with w (the rows come from memory), then the same rows, still in the
+core's cache, are added to the gradient (four rows per sweep of the gradient vector).
+
+Compiled with numba (``cache=True``: compiled once per installation and reused by every process).
+``fastmath`` is limited to re-association and contraction (so the dot products vectorise and use
+FMA); NaN and infinity propagate as in numpy, so a diverging run is still seen as one. Results
+differ from the two-pass BLAS computation only by rounding (summation order).
+
+Threads: each kernel exists twice, sequential and parallel over clients (``numba.prange``);
+:func:`kernel_threads` picks the parallel one only when numba may use more than one thread
+(``NUMBA_NUM_THREADS``; the Snakefile sets it to 1 per job, ``fedrepro run --threads`` sets it
+for a run of its own).
+"""
+from __future__ import annotations
+
+import numpy as np
+import numba
+from numba import njit, prange
+
+SQUARED, LOGISTIC = 0, 1
+_FASTMATH = {"reassoc", "contract"}
+_BLOCK = 32                    # rows per block: 32 x n doubles stay in L1/L2 for the second use
+
+
+@njit(inline="always")
+def _loss_deriv(z, y, kind):
+    """(loss, d loss / d z) of one sample; numpy's logaddexp and scipy's expit formulas."""
+    if kind == SQUARED:
+        r = z - y
+        return 0.5 * r * r, r
+    if z == 0.0:
+        soft = np.log(2.0)
+    elif z < 0.0:
+        soft = np.log1p(np.exp(z))
+    elif z > 0.0:
+        soft = z + np.log1p(np.exp(-z))
+    else:                                  # NaN
+        soft = z
+    return soft - y * z, 1.0 / (1.0 + np.exp(-z)) - y
+
+
+@njit(inline="always")
+def _add_rows(g, X, p, t0, t1, s):
+    """g += sum_{t0 <= t < t1} s[t - t0] X[p, t] (four rows per sweep of g)."""
+    n = g.shape[0]
+    t = t0
+    while t + 4 <= t1:
+        s0, s1, s2, s3 = s[t - t0], s[t - t0 + 1], s[t - t0 + 2], s[t - t0 + 3]
+        for j in range(n):
+            g[j] += s0 * X[p, t, j] + s1 * X[p, t + 1, j] + s2 * X[p, t + 2, j] + s3 * X[p, t + 3, j]
+        t += 4
+    while t < t1:
+        s0 = s[t - t0]
+        for j in range(n):
+            g[j] += s0 * X[p, t, j]
+        t += 1
+
+
+def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, want_grad):
+    """Per-client loss sums, gradients and correct counts of the clients stored at positions
+    ``pos`` of one padded bucket.
+
+    X (g, D, n), Y (g, D): the bucket's zero-padded data; sizes (g,) real rows per position;
+    out (k,): the output row of pos[k]; W (K, n) one point per output row, or (1, n) with
+    ``shared``; scale (K,) multiplies a client's sums (1/d_i for means). Outputs at row o = out[k]:
+    G[o] = scale[o] * sum_t l'_t a_t (when ``want_grad``), L[o] = scale[o] * sum_t l_t,
+    C[o] = number of samples with (z > 0) == (y > 0.5).
+    """
+    n = X.shape[2]
+    wstep = 0 if shared else 1          # (not `0 if shared else o` in the loop: numba's parfor mistypes it)
+    for k in prange(pos.shape[0]):
+        p = pos[k]
+        o = out[k]
+        d = sizes[p]
+        wr = o * wstep
+        sk = scale[o]
+        g = G[o]
+        if want_grad:
+            for j in range(n):
+                g[j] = 0.0
+        s = np.empty(_BLOCK)
+        lsum = 0.0
+        corr = 0
+        for t0 in range(0, d, _BLOCK):
+            t1 = min(d, t0 + _BLOCK)
+            for t in range(t0, t1):
+                z = 0.0
+                for j in range(n):
+                    z += X[p, t, j] * W[wr, j]
+                val, der = _loss_deriv(z, Y[p, t], kind)
+                lsum += val
+                s[t - t0] = der * sk
+                if (z > 0.0) == (Y[p, t] > 0.5):
+                    corr += 1
+            if want_grad:
+                _add_rows(g, X, p, t0, t1, s)
+        L[o] = lsum * sk
+        C[o] = corr
+
+
+def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, scale, G, L, C, kind, want_grad):
+    """The same for CSR data whose rows are sorted by client: client c owns rows
+    starts[c]..starts[c+1]-1; output row k is client clients[k]."""
+    n = G.shape[1]
+    wstep = 0 if shared else 1
+    for k in prange(clients.shape[0]):
+        c = clients[k]
+        wr = k * wstep
+        sk = scale[k]
+        g = G[k]
+        if want_grad:
+            for j in range(n):
+                g[j] = 0.0
+        lsum = 0.0
+        corr = 0
+        for r in range(starts[c], starts[c + 1]):
+            z = 0.0
+            for q in range(indptr[r], indptr[r + 1]):
+                z += data[q] * W[wr, indices[q]]
+            val, der = _loss_deriv(z, y[r], kind)
+            lsum += val
+            if (z > 0.0) == (y[r] > 0.5):
+                corr += 1
+            if want_grad:
+                sr = der * sk
+                for q in range(indptr[r], indptr[r + 1]):
+                    g[indices[q]] += sr * data[q]
+        L[k] = lsum * sk
+        C[k] = corr
+
+
+_OPTS = dict(cache=True, nogil=True, fastmath=_FASTMATH, boundscheck=False)
+_dense_seq = njit(**_OPTS)(_dense_clients_py)
+_dense_par = njit(parallel=True, **_OPTS)(_dense_clients_py)
+_sparse_seq = njit(**_OPTS)(_sparse_clients_py)
+_sparse_par = njit(parallel=True, **_OPTS)(_sparse_clients_py)
+
+
+def kernel_threads() -> int:
+    """Threads the kernels use: numba's current setting (``NUMBA_NUM_THREADS``, or
+    :func:`set_kernel_threads`)."""
+    return numba.get_num_threads()
+
+
+def set_kernel_threads(n: int) -> None:
+    """Use ``n`` threads (1 .. the cores numba was started with) in the kernels."""
+    numba.set_num_threads(int(n))
+
+
+def _pick(seq, par, k):
+    return par if k > 1 and kernel_threads() > 1 else seq
+
+
+def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n):
+    """Run the dense kernel over ``groups`` = [(bucket index, positions, output rows), ...]
+    (see :func:`_dense_clients_py`); returns (G (k, n) or None, L (k,), C (k,))."""
+    G = np.empty((k, n if want_grad else 0))
+    L, C = np.empty(k), np.empty(k, dtype=np.int64)
+    for b, pos, out in groups:
+        bk = buckets[b]
+        _pick(_dense_seq, _dense_par, len(pos))(bk.X, bk.y, bk.sizes, pos, out, W, shared, scale,
+                                                 G, L, C, kind, want_grad)
+    return (G if want_grad else None), L, C
+
+
+def sparse_clients(X, y, starts, clients, W, shared, scale, kind, want_grad):
+    """The same for a CSR matrix ``X`` whose rows are sorted by client (:func:`_sparse_clients_py`)."""
+    k = len(clients)
+    G = np.empty((k, X.shape[1] if want_grad else 0))
+    L, C = np.empty(k), np.empty(k, dtype=np.int64)
+    _pick(_sparse_seq, _sparse_par, k)(X.data, X.indices, X.indptr, y, starts, clients, W, shared, scale,
+                                       G, L, C, kind, want_grad)
+    return (G if want_grad else None), L, C
