@@ -46,8 +46,8 @@ def git_commit(root: str | Path = ".") -> str:
 
 
 #: the libraries whose versions provenance records (the dependencies of pyproject.toml and the workflow's)
-PROVENANCE_LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "matplotlib", "pooch", "h5py", "pyyaml",
-                        "jsonschema", "snakemake")
+PROVENANCE_LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "pandas", "pyarrow", "matplotlib", "pooch", "h5py",
+                        "pyyaml", "jsonschema", "snakemake")
 
 
 def library_versions() -> dict:

@@ -431,7 +431,9 @@ class LinearModelProblem(FederatedProblem):
             losses, G = self._gram_global(w)
             grad = self.weights @ G
             keep = keep_clients
-        elif self.kernel == "fused":
+        elif self.kernel == "fused" and not self.sparse:
+            # (CSR at a shared point stays with scipy's two products below: measured faster on QSAR,
+            # 1.4 vs 1.7 ms, whose 10 MB of CSR data are re-read from cache anyway)
             if keep:
                 losses, G, cnt = self._fused(w, np.arange(m), True)
                 grad = self.weights @ G
