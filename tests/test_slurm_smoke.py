@@ -1,0 +1,38 @@
+"""The SLURM profile submits, runs and finishes real jobs (issue #14, 10): scripts/slurm_smoke.sh
+on a throw-away single-node cluster. Slow (about 2 min) and only where it can run: root, Slurm and
+munge installed, no Slurm configuration of the machine's own, a dataset mirror."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _unavailable() -> str | None:
+    missing = [t for t in ("sbatch", "slurmctld", "slurmd", "munged") if shutil.which(t) is None]
+    if missing:
+        return f"Slurm/munge not installed ({', '.join(missing)} missing; apt-get install slurm-wlm munge)"
+    if os.geteuid() != 0:
+        return "needs root (starts munged, slurmctld and slurmd)"
+    if os.path.lexists("/etc/slurm/slurm.conf"):
+        return "/etc/slurm/slurm.conf exists: this machine has its own Slurm configuration"
+    return None
+
+
+@pytest.mark.slow
+def test_slurm_profile_runs_fedepm_cells_end_to_end(mirror, tmp_path):
+    reason = _unavailable()
+    if reason:
+        pytest.skip(reason)
+    env = dict(os.environ, FEDREPRO_DATA_MIRROR=str(mirror), SMOKE_DIR=str(tmp_path / "smoke"))
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "slurm_smoke.sh")], env=env, capture_output=True,
+                          text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert re.search(r"slurm_smoke: OK: \d+ SLURM jobs COMPLETED \(fetch 1, preprocess 1, run_cells \d+", done.stdout)
+    assert (tmp_path / "smoke" / "run" / "figures" / "fedepm" / "fig2.pdf").stat().st_size > 0
