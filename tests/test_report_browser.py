@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 
 def tiny_config(path: Path) -> Path:
-    """fedepm only, every experiment at one seed and 30 rounds; no custom experiments."""
+    """fedepm only, every experiment at one seed and 30 rounds, one job per experiment; no custom experiments."""
     from fedrepro.experiments.cells import load_paper_fragment
 
     overrides = {}
@@ -33,7 +33,8 @@ def tiny_config(path: Path) -> Path:
         seeds = block.get("seeds", 1)
         overrides[exp] = {"seeds": seeds[:1] if isinstance(seeds, list) else 1, "max_rounds": 30,
                           "scales": {"quick": {"seeds": seeds[:1] if isinstance(seeds, list) else 1}}}
-    path.write_text(yaml.safe_dump({"papers": [PAPER], "experiments": {}, "paper_overrides": {PAPER: overrides}}))
+    path.write_text(yaml.safe_dump({"papers": [PAPER], "experiments": {}, "cells_per_job": {"quick": 1000},
+                                    "paper_overrides": {PAPER: overrides}}))
     return path
 
 
