@@ -123,3 +123,35 @@ def test_report_registers_only_files_a_browser_shows_inline():
     assert [p for p in registered if not p.endswith((".html", ".png"))] == []
     for kind in ("claims.html", "{fig}.html", "{fig}.png", "skipped.html", "provenance.html"):
         assert any(p.endswith(kind) for p in registered), kind
+
+
+def _run_reproduce(tmp_path, report_rc: int):
+    """scripts/reproduce.sh in a copy whose bootstrap is a no-op and whose snakemake is a stub
+    that records its arguments and fails `--report` with a message when ``report_rc`` != 0."""
+    import shutil
+    import subprocess
+
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts/reproduce.sh", tmp_path / "scripts/reproduce.sh")
+    (tmp_path / "scripts/bootstrap.sh").write_text("true\n")
+    stub = tmp_path / ".venv/bin/snakemake"
+    stub.parent.mkdir(parents=True)
+    stub.write_text('#!/usr/bin/env bash\necho "$*" >> calls.txt\n'
+                    f'case " $* " in *" --report "*) echo "report exploded: missing figure" >&2; exit {report_rc};; esac\n')
+    stub.chmod(0o755)
+    res = subprocess.run(["bash", str(tmp_path / "scripts/reproduce.sh"), "fedepm"], capture_output=True, text=True)
+    return res, (tmp_path / "calls.txt").read_text().splitlines()
+
+
+def test_reproduce_shows_and_fails_on_a_report_error(tmp_path):
+    res, calls = _run_reproduce(tmp_path, report_rc=1)
+    assert res.returncode != 0
+    assert "report exploded: missing figure" in res.stderr            # snakemake's own message is shown
+    assert "could not be built" in res.stderr
+    assert calls == ["-j 2 --rerun-incomplete fedepm", "--report results/report.html fedepm"]
+
+
+def test_reproduce_builds_the_report_of_the_same_targets(tmp_path):
+    res, calls = _run_reproduce(tmp_path, report_rc=0)
+    assert res.returncode == 0, res.stderr
+    assert calls[-1] == "--report results/report.html fedepm"
