@@ -4,7 +4,8 @@
 #   snakemake -j 2 figures/fedepm/fig3.pdf
 #   snakemake -j 2 --config scale=paper       the papers' full sweeps (see README: SLURM profile)
 #   snakemake -j 2 --config data='{download: true}'   download datasets in neither cache nor mirror
-#   snakemake --report report.html      one HTML report: figures, claims tables, provenance
+#   snakemake --report report.html      one HTML report: figures, tables, claims, skipped list, provenance
+#   snakemake --report report.html fedepm   the report of a one-paper build
 import os
 
 # One BLAS (and numba kernel) thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS.
@@ -23,6 +24,8 @@ except _ConfigError as _err:
 _given = dict(config)
 config.clear()
 config.update(_deep_merge(_file_config, _given))
+
+report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"

@@ -10,5 +10,10 @@ export PATH="$PWD/.venv/bin:$PATH"
 jobs=()
 case " $* " in *" -j"*|*" --jobs"*|*" --cores"*|*" -c"*|*"--profile"*) ;; *) jobs=(-j "${FEDREPRO_JOBS:-2}") ;; esac
 snakemake "${jobs[@]}" --rerun-incomplete "$@"
-snakemake --report results/report.html "$@" >/dev/null 2>&1 || echo "[reproduce] note: the HTML report could not be built (see snakemake --report)" >&2
+# the report of what was just built (a paper key in "$@" gives that paper's report); its error,
+# if any, is shown and fails the script
+if ! snakemake --report results/report.html "$@"; then
+    echo "[reproduce] error: the HTML report results/report.html could not be built (snakemake's message is above)" >&2
+    exit 1
+fi
 echo "[reproduce] figures in figures/, results in results/, report in results/report.html" >&2

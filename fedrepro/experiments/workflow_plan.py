@@ -141,7 +141,7 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         if paper == "custom":
             targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]
         module = figure_module(paper) if paper != "custom" else None
-        for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex"))):
+        for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex", ".html"))):
             for fig, spec in (getattr(module, attr, {}) if module else {}).items():
                 missing = sorted({d for e in spec.experiments for d in skipped.get((paper, e), [])})
                 unknown = [e for e in (*spec.experiments, *spec.optional) if e not in exps]
@@ -157,7 +157,7 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         if claims:
             needed = sorted({e for c in claims for e in (c.get("experiments") or []) if e in ok})
             info["claim_experiments"] = needed
-            targets += [f"results/{paper}/claims.parquet", f"results/{paper}/claims.md"]
+            targets += [f"results/{paper}/claims{s}" for s in (".parquet", ".md", ".html")]
         info["targets"] = targets
         out[paper] = info
     return out

@@ -70,9 +70,11 @@ def references(paper, experiment, batch):
     return out
 
 
+REPORT_EXTRAS = [f"results/{name}.{ext}" for name in ("skipped", "provenance") for ext in ("md", "html")]
+
+
 def all_targets():
-    targets = [t for paper in OUTPUTS for t in OUTPUTS[paper]["targets"]]
-    return targets + ["results/skipped.md", "results/provenance.md"]
+    return [t for paper in OUTPUTS for t in OUTPUTS[paper]["targets"]] + REPORT_EXTRAS
 
 
 def paper_targets(paper):

@@ -11,9 +11,10 @@ rule figure:
     input:
         figure_inputs,
     output:
-        pdf=report("figures/{paper}/{fig}.pdf", category="{paper}", subcategory="figures",
+        pdf="figures/{paper}/{fig}.pdf",
+        # the report shows the PNG inline (Chromium shows no PDF inside the report's frame)
+        png=report("figures/{paper}/{fig}.png", category="{paper}", subcategory="figures",
                    caption="../report/figure.rst"),
-        png="figures/{paper}/{fig}.png",
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
@@ -29,10 +30,12 @@ rule table:
     input:
         figure_inputs,
     output:
-        md=report("figures/{paper}/{fig}.md", category="{paper}", subcategory="tables",
-                  caption="../report/table.rst"),
+        md="figures/{paper}/{fig}.md",
         csv="figures/{paper}/{fig}.csv",
         tex="figures/{paper}/{fig}.tex",
+        # the report shows HTML inline; Markdown/CSV it only offers as data: links Chromium will not open
+        html=report("figures/{paper}/{fig}.html", category="{paper}", subcategory="tables",
+                    caption="../report/table.rst"),
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
@@ -49,10 +52,10 @@ rule custom_plots:
         trace="results/custom/{experiment}.parquet",
         summary="results/custom/{experiment}.summary.parquet",
     output:
-        rounds=report("figures/custom/{experiment}_rounds.pdf", category="custom"),
-        rounds_png="figures/custom/{experiment}_rounds.png",
-        sweep=report("figures/custom/{experiment}_sweep.pdf", category="custom"),
-        sweep_png="figures/custom/{experiment}_sweep.png",
+        rounds="figures/custom/{experiment}_rounds.pdf",
+        rounds_png=report("figures/custom/{experiment}_rounds.png", category="custom"),
+        sweep="figures/custom/{experiment}_sweep.pdf",
+        sweep_png=report("figures/custom/{experiment}_sweep.png", category="custom"),
     log:
         "logs/figures/custom/{experiment}.log",
     params:

@@ -1,5 +1,7 @@
 # Claims (verdicts computed from results), the list of skipped figures, provenance,
 # and one rule per paper key so users can build one paper: `snakemake -j 2 fedepm`.
+# Each Markdown output has an HTML twin that the report shows inline (`snakemake --report`
+# offers Markdown only as a data: link, which Chromium does not open).
 
 
 rule claims:
@@ -8,8 +10,9 @@ rule claims:
                     for s in (".parquet", ".summary.parquet")],
     output:
         parquet="results/{paper}/claims.parquet",
-        md=report("results/{paper}/claims.md", category="{paper}", subcategory="claims",
-                  caption="../report/claims.rst"),
+        md="results/{paper}/claims.md",
+        html=report("results/{paper}/claims.html", category="{paper}", subcategory="claims",
+                    caption="../report/claims.rst"),
     log:
         "logs/claims/{paper}.log",
     wildcard_constraints:
@@ -24,10 +27,12 @@ rule claims:
 
 rule skipped:
     output:
-        report("results/skipped.md", category="provenance", caption="../report/skipped.rst"),
+        md="results/skipped.md",
+        html=report("results/skipped.html", category="provenance", caption="../report/skipped.rst"),
     log:
         "logs/skipped.log",
     params:
+        title="Skipped outputs",
         text=ws.skipped_markdown(SKIPPED, OUTPUTS, DATA),
     script:
         "../scripts/write_text.py"
@@ -35,10 +40,12 @@ rule skipped:
 
 rule provenance:
     output:
-        report("results/provenance.md", category="provenance", caption="../report/provenance.rst"),
+        md="results/provenance.md",
+        html=report("results/provenance.html", category="provenance", caption="../report/provenance.rst"),
     log:
         "logs/provenance.log",
     params:
+        title="Provenance",
         text=ws.provenance_markdown(config, CONFIG_HASH, CELLS),
     script:
         "../scripts/write_text.py"
@@ -48,5 +55,6 @@ for _paper in ws.PAPER_KEYS:
     rule:
         name: _paper
         input:
-            # results/skipped.md: what this build left out for missing data (datasets, URLs)
-            (paper_targets(_paper) + ["results/skipped.md"] if _paper in OUTPUTS else []),
+            # the skipped list (what this build left out for missing data) and provenance, so that
+            # `snakemake --report report.html <paper>` shows them for a one-paper build too
+            (paper_targets(_paper) + REPORT_EXTRAS if _paper in OUTPUTS else []),

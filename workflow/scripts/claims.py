@@ -6,6 +6,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
 from fedrepro.claims import evaluate_paper  # noqa: E402
+from fedrepro.experiments.report_html import markdown_to_html  # noqa: E402
 from fedrepro.experiments.results import provenance, write_parquet, write_text_atomic  # noqa: E402
 
 with logged(snakemake):
@@ -18,3 +19,4 @@ with logged(snakemake):
     print(markdown)
     write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
     write_text_atomic(snakemake.output.md, markdown)
+    write_text_atomic(snakemake.output.html, markdown_to_html(markdown, f"Claims: {paper}"))

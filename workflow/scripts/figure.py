@@ -8,6 +8,7 @@ from _common import logged  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
+from fedrepro.experiments.report_html import write_markdown_html  # noqa: E402
 from fedrepro.experiments.workflow_plan import figure_spec  # noqa: E402
 
 with logged(snakemake):
@@ -20,6 +21,8 @@ with logged(snakemake):
     summaries = {e: pd.read_parquet(f"results/{paper}/{e}.summary.parquet") for e in experiments}
     out = Path(snakemake.output[0]).with_suffix("")
     spec.render(frames, summaries, out)
+    if getattr(snakemake.output, "html", None):       # tables: the report's inline view of the .md
+        write_markdown_html(out.with_suffix(".md"), snakemake.output.html, title=f"{paper}: {fig}")
     for path in snakemake.output:
         if not Path(path).exists():
             raise RuntimeError(f"{paper}/{fig}: the renderer did not write {path}")
