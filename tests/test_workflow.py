@@ -127,3 +127,24 @@ def test_strict_skips_or_refuses_missing_datasets(tmp_path):
                  "FEDREPRO_DATA_MIRROR", str(tmp_path / "cache")):
         assert part in msg
     assert "local" not in msg.replace("p/needs_data", "")
+
+
+def test_convex_runtime_requests_follow_the_work():
+    """Paper-scale convex cells request a runtime from their data size, rounds and local steps
+    (#14 finding 10), not a flat 24 h."""
+    from fedrepro.experiments.cells import all_cells
+    from fedrepro.experiments.workflow_plan import cell_runtime_min, convex_data_bytes
+
+    assert convex_data_bytes({"name": "linreg_synthetic", "m": 4000, "n": 1000}) == 4000 * 100 * 1001 * 8
+    assert convex_data_bytes({"name": "logreg", "dataset": "real_sim"}) == 3709083 * 12      # CSR: nnz x 12 B
+    assert convex_data_bytes({"name": "adult_logreg"}) == 45222 * 14 * 8
+    cell = {"algorithm": "fedavg", "problem": {"name": "linreg_synthetic", "m": 1000, "n": 1000},
+            "k0": 10, "rho": 0.5, "max_rounds": 200}
+    base = cell_runtime_min(cell, "paper")
+    assert 30 < base < 24 * 60
+    assert cell_runtime_min(dict(cell, max_rounds=400), "paper") > 1.9 * (base - 10)
+    assert cell_runtime_min(dict(cell, k0=20), "paper") > cell_runtime_min(cell, "paper")
+    assert cell_runtime_min(dict(cell, problem={"name": "adult_logreg", "m": 50}), "paper") < base
+    assert cell_runtime_min(dict(cell, max_rounds=2), "quick") == 30
+    paper = all_cells({"papers": ["fedepm"], "scale": "paper", "seed": 0})
+    assert max(cell_runtime_min(c, "paper") for v in paper.values() for c in v) < 60     # Adult: small

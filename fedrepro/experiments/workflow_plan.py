@@ -218,12 +218,52 @@ NEURAL_GFLOPS = 10.0
 
 def cell_runtime_min(cell: dict, scale: str) -> int:
     """The runtime request of a cell's job in minutes (Snakemake ``resources: runtime``). Neural
-    problems: :func:`neural_cell_runtime_min`; others 30 min at quick scale, 24 h otherwise."""
+    problems: :func:`neural_cell_runtime_min`; aspire's: :func:`worker_cell_cost`; the convex
+    problems: :func:`convex_cell_runtime_min` (at least 30 min at quick scale)."""
     if (cell.get("problem") or {}).get("name") == "neural":
         return neural_cell_runtime_min(cell)
     if (cell.get("problem") or {}).get("name") == "worker_neural":
         return worker_cell_cost(cell)["runtime_min"]
-    return 30 if scale == "quick" else 24 * 60
+    minutes = convex_cell_runtime_min(cell)
+    return max(30, minutes) if scale == "quick" else minutes
+
+
+# Bytes per second assumed for a pass over a convex problem's data in a runtime request: ~10x below
+# the measured single-core rate of the fused kernels (20-28 GB/s, benchmarks/README), for slower
+# cluster nodes and the algorithms' own vector work per round.
+CONVEX_READ_BYTES_PER_S = 2e9
+
+
+def convex_data_bytes(problem: dict) -> float:
+    """Upper bound on the bytes of one read of a convex problem's data, without loading it:
+    ``linreg_synthetic`` from m, n and the mean client size; a registry dataset from its recorded
+    non-zeros (CSR) or its expected (samples, features) as dense float64; user data (``linreg``
+    with a file or arrays) 1 GB."""
+    if problem.get("name") == "linreg_synthetic":
+        m, n = int(problem.get("m", 100)), int(problem.get("n", 100))
+        mean_d = (int(problem.get("d_low", 50)) + int(problem.get("d_high", 150))) / 2
+        return m * mean_d * (n + 1) * 8.0
+    dataset = problem.get("dataset") or ("adult" if problem.get("name") == "adult_logreg" else None)
+    if dataset is None:
+        return 1e9
+    from fedrepro.data.registry import get_spec
+
+    spec = get_spec(split_key(dataset)[0])
+    if "nnz" in spec.facts:                     # sparse: values and column indices of the CSR matrix
+        return spec.facts["nnz"] * 12.0
+    return float(max(rows * features for rows, features in spec.expected_shape.values())) * 8.0
+
+
+def convex_cell_runtime_min(cell: dict) -> int:
+    """Minutes to request for a convex cell: every round reads the data for the evaluation and, on
+    the selected share rho, for k0 local steps with up to two gradients each, at
+    :data:`CONVEX_READ_BYTES_PER_S`, up to ``max_rounds`` (plus 0.05 s of bookkeeping per round);
+    x3 headroom, +10 min for start-up and data loading, at most 24 h."""
+    rounds = int(cell.get("max_rounds", 1000))
+    passes_per_round = 1 + 2 * int(cell.get("k0", 1)) * float(cell.get("rho", 1.0))
+    seconds = rounds * (passes_per_round * convex_data_bytes(cell.get("problem") or {}) / CONVEX_READ_BYTES_PER_S
+                        + 0.05)
+    return int(min(24 * 60, math.ceil(10 + 3 * seconds / 60)))
 
 
 # Full per-worker datasets of aspire (spec §4, measured for SC-MA and Fashion-MNIST, the spec's sizes for
