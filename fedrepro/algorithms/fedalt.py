@@ -30,15 +30,6 @@ class Personalized(LocalGD):
     def _gv(self, state, problem, clients, Vp):
         return self.alpha * self._grads(state, problem, Vp, clients, fresh=True)
 
-    def _gwv(self, state, problem, clients, t, Vp):
-        """(_gw, _gv) at the current (w_i, v_i); after the first local step both points are the
-        clients' own, and one ``client_grads_at`` call reads each client's data once for both."""
-        if t == 0:
-            return self._gw(state, problem, clients, t), self._gv(state, problem, clients, Vp)
-        state.n_grad += 2 * len(clients)
-        gw, gv = problem.client_grads_at((state.V, Vp), clients)
-        return (1 - self.alpha) * gw, self.alpha * gv
-
 
 @dataclass
 class FedAlt(Personalized):
@@ -50,25 +41,23 @@ class FedAlt(Personalized):
     name = "fedalt"
     constraints = {"schedule": [Options("interleaved", "block")]}
 
-    def _vstep(self, state, clients, Vp, gv):
-        Vp -= state.eta * (gv - self.mu * (state.V - Vp))
+    def _vstep(self, state, problem, clients):
+        Vp = state.Vp[clients]
+        Vp -= state.eta * (self._gv(state, problem, clients, Vp) - self.mu * (state.V - Vp))
         state.Vp[clients] = Vp
+        return Vp
 
-    def _wstep(self, state, Vp, gw):
-        state.V -= state.eta * (gw + self.mu * (state.V - Vp))
+    def _wstep(self, state, problem, clients, Vp, t):
+        state.V -= state.eta * (self._gw(state, problem, clients, t) + self.mu * (state.V - Vp))
 
     def _step(self, state, problem, clients, t):
-        Vp = state.Vp[clients]
-        if self.schedule == "interleaved":      # the w-step's gradient is at w_i, which the v-step leaves
-            gw, gv = self._gwv(state, problem, clients, t, Vp)
-            self._vstep(state, clients, Vp, gv)
-            self._wstep(state, Vp, gw)
-        else:
-            self._vstep(state, clients, Vp, self._gv(state, problem, clients, Vp))
+        Vp = self._vstep(state, problem, clients)
+        if self.schedule == "interleaved":
+            self._wstep(state, problem, clients, Vp, t)
 
     def upload(self, state, problem, ctx, clients, r):
         if self.schedule == "block":
             Vp = state.Vp[clients]
             for t in range(ctx.k0):
-                self._wstep(state, Vp, self._gw(state, problem, clients, t))
+                self._wstep(state, problem, clients, Vp, t)
         return state.V

@@ -13,9 +13,8 @@ class FedSim(Personalized):
 
     def _step(self, state, problem, clients, t):
         Vp = state.Vp[clients]
-        gw, gv = self._gwv(state, problem, clients, t, Vp)
-        gw = gw + self.mu * (state.V - Vp)
-        gv = gv - self.mu * (state.V - Vp)
+        gw = self._gw(state, problem, clients, t) + self.mu * (state.V - Vp)
+        gv = self._gv(state, problem, clients, Vp) - self.mu * (state.V - Vp)
         state.V -= state.eta * gw
         Vp -= state.eta * gv
         state.Vp[clients] = Vp

@@ -47,12 +47,6 @@ class FederatedProblem(ABC):
     def client_grads(self, W: np.ndarray, clients: np.ndarray | None = None) -> np.ndarray:
         """grad f_i at the given point(s); returns (len(clients), dim)."""
 
-    def client_grads_at(self, points, clients: np.ndarray | None = None) -> list[np.ndarray]:
-        """grad f_i at several points per client: ``points`` a sequence of W as in
-        :meth:`client_grads`; returns one array per point. Problems that can read a client's data
-        once for all the points override it (FedAlt and FedSim need two per local step)."""
-        return [self.client_grads(W, clients) for W in points]
-
     def lipschitz(self) -> np.ndarray:
         """Gradient-Lipschitz constant r_i of every f_i, shape (m,)."""
         raise NotImplementedError(f"{type(self).__name__} does not provide Lipschitz constants")

@@ -358,48 +358,22 @@ class LinearModelProblem(FederatedProblem):
     def _fused(self, W, c, need_grad):
         """(losses (k,), grads (k, n) or None, correct counts (k,)) of clients ``c`` at W ((n,) or
         (k, n)) with the row-fused kernels, without the l2 term."""
-        L, G, C = self._fused_at((W,), c, need_grad)
-        return L[0], (G[0] if need_grad else None), C[0]
-
-    def _fused_at(self, points, c, need_grad):
-        """The same at P points (each (n,), or each (k, n)) in one read of the data: (L (P, k),
-        G (P, k, n) or None, C (P, k))."""
         from fedrepro.problems import glm_kernels as kern
 
-        shared = points[0].ndim == 1
-        Ws = tuple(np.ascontiguousarray(W[None, :] if shared else W, dtype=np.float64) for W in points)
+        shared = W.ndim == 1
+        W2 = np.ascontiguousarray(W[None, :] if shared else W, dtype=np.float64)
         scale = 1.0 / self.client_sizes[c]
         kind = kern.SQUARED if self.loss == "squared" else kern.LOGISTIC
         if self.sparse:
-            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, Ws, shared, scale, kind, need_grad)
+            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, W2, shared, scale, kind, need_grad)
         else:
             lay = self._dense
             b_of = lay.bucket_of[c]
             order = np.argsort(b_of, kind="stable")
             cuts = np.flatnonzero(np.diff(b_of[order])) + 1
             groups = [(int(b_of[seg[0]]), lay.pos_of[c[seg]], seg) for seg in np.split(order, cuts)]
-            G, L, C = kern.dense_clients(lay.buckets, groups, Ws, shared, scale, kind, need_grad, len(c), self.dim)
+            G, L, C = kern.dense_clients(lay.buckets, groups, W2, shared, scale, kind, need_grad, len(c), self.dim)
         return L, G, C
-
-    def client_grads_at(self, points, clients=None):
-        """grad f_i at several points per client, every client's data read once for all of them
-        (fused kernel; the BLAS kernel evaluates them one by one)."""
-        c = self._clients(clients, self.m)
-        points = [np.asarray(W, dtype=np.float64) for W in points]
-        if self.kernel != "fused" or len(points) < 2 or len(c) == 0 or self._use_gram() \
-                or len({W.shape for W in points}) != 1:
-            return [self.client_grads(W, c) for W in points]
-        W0 = points[0]
-        if W0.ndim != 1 and W0.shape != (len(c), self.dim):
-            raise ValueError(f"W has shape {W0.shape}, expected ({len(c)}, {self.dim}) or ({self.dim},)")
-        _, G, _ = self._fused_at(points, c, True)
-        lam = self.lam_i[c]
-        out = []
-        for W, g in zip(points, G):
-            if np.any(lam):
-                g += lam[:, None] * (W[None, :] if W.ndim == 1 else W)
-            out.append(g)
-        return out
 
     def _sparse_sub(self, c):
         """Rows of clients ``c`` (cached for the last client set): sub-CSR, labels, row -> local

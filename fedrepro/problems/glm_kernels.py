@@ -65,19 +65,17 @@ def _add_rows(g, X, p, t0, t1, s):
         t += 1
 
 
-def _dense_clients_py(X, Y, sizes, pos, out, Ws, shared, scale, G, L, C, kind, want_grad):
+def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, want_grad):
     """Per-client loss sums, gradients and correct counts of the clients stored at positions
-    ``pos`` of one padded bucket, at one or more points per client (every row is read once for
-    all of them).
+    ``pos`` of one padded bucket.
 
     X (g, D, n), Y (g, D): the bucket's zero-padded data; sizes (g,) real rows per position;
-    out (k,): the output row of pos[k]; Ws: tuple of P arrays (K, n), one point per output row,
-    or (1, n) each with ``shared``; scale (K,) multiplies a client's sums (1/d_i for means).
-    Outputs at row o = out[k], for every point q: G[q, o] = scale[o] sum_t l'_t a_t (when
-    ``want_grad``), L[q, o] = scale[o] sum_t l_t, C[q, o] = samples with (z > 0) == (y > 0.5).
+    out (k,): the output row of pos[k]; W (K, n) one point per output row, or (1, n) with
+    ``shared``; scale (K,) multiplies a client's sums (1/d_i for means). Outputs at row o = out[k]:
+    G[o] = scale[o] * sum_t l'_t a_t (when ``want_grad``), L[o] = scale[o] * sum_t l_t,
+    C[o] = number of samples with (z > 0) == (y > 0.5).
     """
     n = X.shape[2]
-    P = len(Ws)
     wstep = 0 if shared else 1          # (not `0 if shared else o` in the loop: numba's parfor mistypes it)
     for k in prange(pos.shape[0]):
         p = pos[k]
@@ -85,32 +83,28 @@ def _dense_clients_py(X, Y, sizes, pos, out, Ws, shared, scale, G, L, C, kind, w
         d = sizes[p]
         wr = o * wstep
         sk = scale[o]
+        g = G[o]
         if want_grad:
-            for q in range(P):
-                for j in range(n):
-                    G[q, o, j] = 0.0
-        s = np.empty((P, _BLOCK))
-        lsum = np.zeros(P)
-        corr = np.zeros(P, dtype=np.int64)
+            for j in range(n):
+                g[j] = 0.0
+        s = np.empty(_BLOCK)
+        lsum = 0.0
+        corr = 0
         for t0 in range(0, d, _BLOCK):
             t1 = min(d, t0 + _BLOCK)
             for t in range(t0, t1):
-                for q in range(P):
-                    W = Ws[q]
-                    z = 0.0
-                    for j in range(n):
-                        z += X[p, t, j] * W[wr, j]
-                    val, der = _loss_deriv(z, Y[p, t], kind)
-                    lsum[q] += val
-                    s[q, t - t0] = der * sk
-                    if (z > 0.0) == (Y[p, t] > 0.5):
-                        corr[q] += 1
+                z = 0.0
+                for j in range(n):
+                    z += X[p, t, j] * W[wr, j]
+                val, der = _loss_deriv(z, Y[p, t], kind)
+                lsum += val
+                s[t - t0] = der * sk
+                if (z > 0.0) == (Y[p, t] > 0.5):
+                    corr += 1
             if want_grad:
-                for q in range(P):
-                    _add_rows(G[q, o], X, p, t0, t1, s[q])
-        for q in range(P):
-            L[q, o] = lsum[q] * sk
-            C[q, o] = corr[q]
+                _add_rows(g, X, p, t0, t1, s)
+        L[o] = lsum * sk
+        C[o] = corr
 
 
 @njit(inline="always")
@@ -131,36 +125,33 @@ def _sparse_dot(data, indices, q0, q1, W, wr):
     return (a0 + a1) + (a2 + a3)
 
 
-def _sparse_clients_py(data, indices, indptr, y, starts, clients, Ws, shared, scale, G, L, C, kind, want_grad):
+def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, scale, G, L, C, kind, want_grad):
     """The same for CSR data whose rows are sorted by client: client c owns rows
     starts[c]..starts[c+1]-1; output row k is client clients[k]."""
-    n = G.shape[2]
-    P = len(Ws)
+    n = G.shape[1]
     wstep = 0 if shared else 1
     for k in prange(clients.shape[0]):
         c = clients[k]
         wr = k * wstep
         sk = scale[k]
+        g = G[k]
         if want_grad:
-            for q in range(P):
-                for j in range(n):
-                    G[q, k, j] = 0.0
-        lsum = np.zeros(P)
-        corr = np.zeros(P, dtype=np.int64)
+            for j in range(n):
+                g[j] = 0.0
+        lsum = 0.0
+        corr = 0
         for r in range(starts[c], starts[c + 1]):
-            for q in range(P):
-                z = _sparse_dot(data, indices, indptr[r], indptr[r + 1], Ws[q], wr)
-                val, der = _loss_deriv(z, y[r], kind)
-                lsum[q] += val
-                if (z > 0.0) == (y[r] > 0.5):
-                    corr[q] += 1
-                if want_grad:
-                    sr = der * sk
-                    for e in range(indptr[r], indptr[r + 1]):
-                        G[q, k, indices[e]] += sr * data[e]
-        for q in range(P):
-            L[q, k] = lsum[q] * sk
-            C[q, k] = corr[q]
+            z = _sparse_dot(data, indices, indptr[r], indptr[r + 1], W, wr)
+            val, der = _loss_deriv(z, y[r], kind)
+            lsum += val
+            if (z > 0.0) == (y[r] > 0.5):
+                corr += 1
+            if want_grad:
+                sr = der * sk
+                for q in range(indptr[r], indptr[r + 1]):
+                    g[indices[q]] += sr * data[q]
+        L[k] = lsum * sk
+        C[k] = corr
 
 
 _OPTS = dict(cache=True, nogil=True, boundscheck=False)
@@ -187,16 +178,14 @@ def _pick(seq, par, k):
     return par if k > 1 and kernel_threads() > 1 else seq
 
 
-def dense_clients(buckets, groups, Ws, shared, scale, kind, want_grad, k, n):
-    """Run the dense kernel over ``groups`` = [(bucket index, positions, output rows), ...] at the
-    points ``Ws`` (tuple of P arrays; see :func:`_dense_clients_py`); returns
-    (G (P, k, n) or None, L (P, k), C (P, k))."""
-    P = len(Ws)
-    G = np.empty((P, k, n if want_grad else 0))
-    L, C = np.empty((P, k)), np.empty((P, k), dtype=np.int64)
+def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n):
+    """Run the dense kernel over ``groups`` = [(bucket index, positions, output rows), ...]
+    (see :func:`_dense_clients_py`); returns (G (k, n) or None, L (k,), C (k,))."""
+    G = np.empty((k, n if want_grad else 0))
+    L, C = np.empty(k), np.empty(k, dtype=np.int64)
     for b, pos, out in groups:
         bk = buckets[b]
-        _pick(_dense_seq, _dense_par, len(pos))(bk.X, bk.y, bk.sizes, pos, out, Ws, shared, scale,
+        _pick(_dense_seq, _dense_par, len(pos))(bk.X, bk.y, bk.sizes, pos, out, W, shared, scale,
                                                  G, L, C, kind, want_grad)
     return (G if want_grad else None), L, C
 
@@ -219,11 +208,11 @@ def column_indices(X):
     return hit[1]
 
 
-def sparse_clients(X, y, starts, clients, Ws, shared, scale, kind, want_grad):
+def sparse_clients(X, y, starts, clients, W, shared, scale, kind, want_grad):
     """The same for a CSR matrix ``X`` whose rows are sorted by client (:func:`_sparse_clients_py`)."""
-    P, k = len(Ws), len(clients)
-    G = np.empty((P, k, X.shape[1] if want_grad else 0))
-    L, C = np.empty((P, k)), np.empty((P, k), dtype=np.int64)
-    _pick(_sparse_seq, _sparse_par, k)(X.data, column_indices(X), X.indptr, y, starts, clients, Ws, shared, scale,
+    k = len(clients)
+    G = np.empty((k, X.shape[1] if want_grad else 0))
+    L, C = np.empty(k), np.empty(k, dtype=np.int64)
+    _pick(_sparse_seq, _sparse_par, k)(X.data, column_indices(X), X.indptr, y, starts, clients, W, shared, scale,
                                        G, L, C, kind, want_grad)
     return (G if want_grad else None), L, C
