@@ -63,6 +63,8 @@ def main(argv=None):
         for algorithm in algorithms:
             best = {k: np.inf for k in problems}
             final = {}
+            for problem in problems.values():            # warm-up: kernels loaded, caches filled
+                cpu_per_round(problem, algorithm, k0, 2)
             for _ in range(args.repeats):
                 for kernel, problem in problems.items():
                     t, f, r = cpu_per_round(problem, algorithm, k0, args.rounds)
