@@ -30,6 +30,7 @@ class FedADMMState(State):
     Z: ClientStore = None               # server copies z_i = sigma_i w_i + pi_i
     n_grad: int = 0                     # client gradients evaluated
     gw: np.ndarray = None               # (len(S), dim) alpha_i grad f_i(w), cached per round
+    pi: np.ndarray = None               # (len(S), dim) this round's duals of S (Pi's rows; written back at upload)
     Wloc: np.ndarray = None             # (len(S), dim) local models w_i after the last local step
 
 
@@ -101,12 +102,13 @@ class FedADMM(Algorithm):
     def begin_round(self, state, problem, ctx, clients, r):
         state.gw = state.alpha[clients, None] * problem.client_grads(state.w, clients)   # g_i^w, cached
         state.n_grad += len(clients)
+        state.pi = state.Pi[clients]                        # updated in place by the local steps
         state.Wloc = None
 
     def local_step(self, state, problem, ctx, clients, r, t):
         w, alpha = state.w, state.alpha
         a, sg = state.a[clients, None], state.sig[clients, None]
-        pi = state.Pi[clients]
+        pi = state.pi
         eps = state.eps[clients] * self.nu                  # (5)
         state.eps[clients] = eps
         code = self.inner_check == "code"
@@ -114,7 +116,8 @@ class FedADMM(Algorithm):
         # first step of (15) from v^0 = w (FIDELITY ZH-13) with the cached gradient g_i^w:
         # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
         E = pi + state.gw
-        V = w - E / (a + sg)
+        V = E / (a + sg)
+        np.subtract(w, V, out=V)                            # V = w - E/(a + sigma), no temporary
         if code:
             # residual with the gradient of the previous inner iterate (here g_i^w):
             # g + pi + sigma (v^1 - w) = E a/(a + sigma), computed without forming it
@@ -129,8 +132,9 @@ class FedADMM(Algorithm):
         if len(act) and self.kappa_max > 1:
             V[act] = self._more_inner_steps(state, problem, clients[act], V[act], pi[act], a[act], sg[act],
                                             thr[act], None if code else G[act])
-        pi += sg * (V - w)                                  # (7)
-        state.Pi[clients] = pi
+        D = np.subtract(V, w)
+        D *= sg
+        pi += D                                             # (7): pi += sigma (V - w)
         state.Wloc = V
 
     def _more_inner_steps(self, state, problem, cl, V, pi, a, sg, thr, G):
@@ -158,7 +162,8 @@ class FedADMM(Algorithm):
         return V
 
     def upload(self, state, problem, ctx, clients, r):
-        return state.sig[clients, None] * state.Wloc + state.Pi[clients]   # (8) z_i
+        state.Pi[clients] = state.pi
+        return state.sig[clients, None] * state.Wloc + state.pi            # (8) z_i
 
     def receive(self, state, problem, ctx, clients, uploads, r):
         state.Z[clients] = uploads
