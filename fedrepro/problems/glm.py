@@ -313,7 +313,7 @@ class LinearModelProblem(FederatedProblem):
         if k == 0:
             return losses, grads
         if self.kernel == "fused":
-            L, G, _ = self._fused(W, c, need_grad)
+            L, G, _ = self._fused(W, c, need_grad, need_loss)
             if need_loss:
                 losses[:] = L
             if need_grad:
@@ -355,9 +355,9 @@ class LinearModelProblem(FederatedProblem):
             grads += lam[:, None] * (W[None, :] if shared else W)
         return losses, grads
 
-    def _fused(self, W, c, need_grad):
-        """(losses (k,), grads (k, n) or None, correct counts (k,)) of clients ``c`` at W ((n,) or
-        (k, n)) with the row-fused kernels, without the l2 term."""
+    def _fused(self, W, c, need_grad, need_loss=True):
+        """(losses (k,) (zeros unless ``need_loss``), grads (k, n) or None, correct counts (k,)) of
+        clients ``c`` at W ((n,) or (k, n)) with the row-fused kernels, without the l2 term."""
         from fedrepro.problems import glm_kernels as kern
 
         shared = W.ndim == 1
@@ -365,14 +365,16 @@ class LinearModelProblem(FederatedProblem):
         scale = 1.0 / self.client_sizes[c]
         kind = kern.SQUARED if self.loss == "squared" else kern.LOGISTIC
         if self.sparse:
-            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, W2, shared, scale, kind, need_grad)
+            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, W2, shared, scale, kind, need_grad,
+                                          need_loss)
         else:
             lay = self._dense
             b_of = lay.bucket_of[c]
             order = np.argsort(b_of, kind="stable")
             cuts = np.flatnonzero(np.diff(b_of[order])) + 1
             groups = [(int(b_of[seg[0]]), lay.pos_of[c[seg]], seg) for seg in np.split(order, cuts)]
-            G, L, C = kern.dense_clients(lay.buckets, groups, W2, shared, scale, kind, need_grad, len(c), self.dim)
+            G, L, C = kern.dense_clients(lay.buckets, groups, W2, shared, scale, kind, need_grad, len(c), self.dim,
+                                         need_loss)
         return L, G, C
 
     def _sparse_sub(self, c):

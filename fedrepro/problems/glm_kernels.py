@@ -32,11 +32,14 @@ _BLOCK = 32                    # rows per block: 32 x n doubles stay in L1/L2 fo
 
 
 @njit(inline="always")
-def _loss_deriv(z, y, kind):
-    """(loss, d loss / d z) of one sample; numpy's logaddexp and scipy's expit formulas."""
+def _loss_deriv(z, y, kind, want_loss):
+    """(loss, d loss / d z) of one sample (loss 0 unless ``want_loss``); numpy's logaddexp and
+    scipy's expit formulas."""
     if kind == SQUARED:
         r = z - y
         return 0.5 * r * r, r
+    if not want_loss:
+        return 0.0, 1.0 / (1.0 + np.exp(-z)) - y
     if z == 0.0:
         soft = np.log(2.0)
     elif z < 0.0:
@@ -65,7 +68,7 @@ def _add_rows(g, X, p, t0, t1, s):
         t += 1
 
 
-def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, want_grad):
+def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, want_grad, want_loss):
     """Per-client loss sums, gradients and correct counts of the clients stored at positions
     ``pos`` of one padded bucket.
 
@@ -73,7 +76,8 @@ def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, wa
     out (k,): the output row of pos[k]; W (K, n) one point per output row, or (1, n) with
     ``shared``; scale (K,) multiplies a client's sums (1/d_i for means). Outputs at row o = out[k]:
     G[o] = scale[o] * sum_t l'_t a_t (when ``want_grad``), L[o] = scale[o] * sum_t l_t,
-    C[o] = number of samples with (z > 0) == (y > 0.5).
+    C[o] = number of samples with (z > 0) == (y > 0.5). Losses are 0 unless ``want_loss`` (the
+    logistic loss costs two transcendental functions per sample).
     """
     n = X.shape[2]
     wstep = 0 if shared else 1          # (not `0 if shared else o` in the loop: numba's parfor mistypes it)
@@ -96,7 +100,7 @@ def _dense_clients_py(X, Y, sizes, pos, out, W, shared, scale, G, L, C, kind, wa
                 z = 0.0
                 for j in range(n):
                     z += X[p, t, j] * W[wr, j]
-                val, der = _loss_deriv(z, Y[p, t], kind)
+                val, der = _loss_deriv(z, Y[p, t], kind, want_loss)
                 lsum += val
                 s[t - t0] = der * sk
                 if (z > 0.0) == (Y[p, t] > 0.5):
@@ -125,7 +129,8 @@ def _sparse_dot(data, indices, q0, q1, W, wr):
     return (a0 + a1) + (a2 + a3)
 
 
-def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, scale, G, L, C, kind, want_grad):
+def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, scale, G, L, C, kind, want_grad,
+                       want_loss):
     """The same for CSR data whose rows are sorted by client: client c owns rows
     starts[c]..starts[c+1]-1; output row k is client clients[k]."""
     n = G.shape[1]
@@ -142,7 +147,7 @@ def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, sca
         corr = 0
         for r in range(starts[c], starts[c + 1]):
             z = _sparse_dot(data, indices, indptr[r], indptr[r + 1], W, wr)
-            val, der = _loss_deriv(z, y[r], kind)
+            val, der = _loss_deriv(z, y[r], kind, want_loss)
             lsum += val
             if (z > 0.0) == (y[r] > 0.5):
                 corr += 1
@@ -178,7 +183,7 @@ def _pick(seq, par, k):
     return par if k > 1 and kernel_threads() > 1 else seq
 
 
-def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n):
+def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n, want_loss=True):
     """Run the dense kernel over ``groups`` = [(bucket index, positions, output rows), ...]
     (see :func:`_dense_clients_py`); returns (G (k, n) or None, L (k,), C (k,))."""
     G = np.empty((k, n if want_grad else 0))
@@ -186,7 +191,7 @@ def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n):
     for b, pos, out in groups:
         bk = buckets[b]
         _pick(_dense_seq, _dense_par, len(pos))(bk.X, bk.y, bk.sizes, pos, out, W, shared, scale,
-                                                 G, L, C, kind, want_grad)
+                                                 G, L, C, kind, want_grad, want_loss)
     return (G if want_grad else None), L, C
 
 
@@ -208,11 +213,11 @@ def column_indices(X):
     return hit[1]
 
 
-def sparse_clients(X, y, starts, clients, W, shared, scale, kind, want_grad):
+def sparse_clients(X, y, starts, clients, W, shared, scale, kind, want_grad, want_loss=True):
     """The same for a CSR matrix ``X`` whose rows are sorted by client (:func:`_sparse_clients_py`)."""
     k = len(clients)
     G = np.empty((k, X.shape[1] if want_grad else 0))
     L, C = np.empty(k), np.empty(k, dtype=np.int64)
     _pick(_sparse_seq, _sparse_par, k)(X.data, column_indices(X), X.indptr, y, starts, clients, W, shared, scale,
-                                       G, L, C, kind, want_grad)
+                                       G, L, C, kind, want_grad, want_loss)
     return (G if want_grad else None), L, C
