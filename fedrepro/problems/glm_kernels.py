@@ -9,7 +9,8 @@ core's cache, are added to the gradient (four rows per sweep of the gradient vec
 CSR data (rows sorted by client) are handled the same way row by row: a row's entries are
 dotted with w, then scattered into the gradient while they are in cache.
 
-Compiled with numba (``cache=True``: compiled once per installation and reused by every process).
+Compiled with numba: the sequential kernels once per installation (``cache=True``), the parallel
+ones in the process that uses them.
 The dense kernel's ``fastmath`` is limited to re-association and contraction (so the dot products
 vectorise and use FMA); the CSR kernel keeps the order of operations (four partial sums per row).
 NaN and infinity propagate as in numpy, so a diverging run is still seen as one. Results differ
@@ -159,12 +160,16 @@ def _sparse_clients_py(data, indices, indptr, y, starts, clients, W, shared, sca
         C[k] = corr
 
 
-_OPTS = dict(cache=True, nogil=True, boundscheck=False)
-_dense_seq = njit(fastmath=_FASTMATH, **_OPTS)(_dense_clients_py)
+# The sequential kernels (every Snakemake job) are cached on disk. The parallel ones are compiled in
+# the process that uses them (about 2 s): numba's cache keys an entry by function and signature,
+# not by the `parallel` flag, so a cached parallel twin of the same function loads the sequential
+# code (measured: 2 threads as slow as 1).
+_OPTS = dict(nogil=True, boundscheck=False)
+_dense_seq = njit(cache=True, fastmath=_FASTMATH, **_OPTS)(_dense_clients_py)
 _dense_par = njit(parallel=True, fastmath=_FASTMATH, **_OPTS)(_dense_clients_py)
 # CSR: no re-association (it would vectorise the gathers into slow gather instructions; measured
 # 2.6x slower than in order on QSAR's rows of ~95 entries)
-_sparse_seq = njit(**_OPTS)(_sparse_clients_py)
+_sparse_seq = njit(cache=True, **_OPTS)(_sparse_clients_py)
 _sparse_par = njit(parallel=True, **_OPTS)(_sparse_clients_py)
 
 
