@@ -199,6 +199,9 @@ class LinearModelProblem(FederatedProblem):
                 rows = np.concatenate(parts)
                 self._X = sp.csr_matrix(X)[rows]
                 self._X.sort_indices()
+                if self.dim >= 2 ** 32:
+                    raise ValueError("CSR data with 2^32 or more columns are not supported")
+                self._cols = self._X.indices.astype(np.uint32)     # column indices for the fused kernel
                 self._y = y[rows]
                 self._starts = np.concatenate(([0], np.cumsum(self.client_sizes)))
                 self._row_client = np.repeat(np.arange(self.m), self.client_sizes)
@@ -316,45 +319,16 @@ class LinearModelProblem(FederatedProblem):
         if not shared and W.shape != (len(c), self.dim):
             raise ValueError(f"W has shape {W.shape}, expected ({len(c)}, {self.dim}) or ({self.dim},)")
         k = len(c)
-        losses = np.empty(k) if need_loss else None
-        grads = np.empty((k, self.dim)) if need_grad else None
-        if k == 0:
-            return losses, grads
-        if self.kernel == "fused":
-            L, G, _ = self._fused(W, c, need_grad, need_loss)
-            if need_loss:
-                losses[:] = L
-            if need_grad:
-                grads = G
-        elif self.sparse:
-            self._sparse_per_client(W, c, losses, grads)
+        if self.kernel == "fused" and k:
+            losses, grads, _ = self._fused(W, c, need_grad, need_loss)
+            losses = losses if need_loss else None
         else:
-            for bk, pos, idx in self._dense.chunks(c):
-                if pos[-1] - pos[0] != len(pos) - 1 and bk.D * self.dim * 8 >= _LOOP_BYTES:
-                    # scattered large clients (each block >= _LOOP_BYTES of BLAS work): per-client views
-                    # beat both gathering a copy and computing on the contiguous span (each reads the
-                    # data 2x; measured FedAvg at m = 1000, n = 1000: 0.34 s/round here vs 0.58 s)
-                    for p, i in zip(pos, idx):
-                        Xi, di = bk.X[p, :bk.sizes[p]], bk.sizes[p]
-                        val, s = self._loss_deriv(Xi @ (W if shared else W[i]), bk.y[p, :di], need_loss)
-                        if need_loss:
-                            losses[i] = val.sum() / di
-                        if need_grad:
-                            grads[i] = (s / di) @ Xi
-                    continue
-                Xc = _take(bk.X, pos)
-                g, D, n = Xc.shape
-                if shared:
-                    z = (Xc.reshape(g * D, n) @ W).reshape(g, D)
-                else:
-                    z = np.matmul(Xc, W[idx][:, :, None])[:, :, 0]
-                val, s = self._loss_deriv(z, _take(bk.y, pos), need_loss)
-                mask, dsz = _take(bk.mask, pos), bk.sizes[pos]
-                if need_loss:
-                    losses[idx] = np.einsum("ij,ij->i", val, mask) / dsz
-                if need_grad:
-                    s *= mask / dsz[:, None]
-                    grads[idx] = np.matmul(s[:, None, :], Xc)[:, 0, :]
+            losses = np.empty(k) if need_loss else None
+            grads = np.empty((k, self.dim)) if need_grad else None
+            if k and self.sparse:
+                self._sparse_per_client(W, c, losses, grads)
+            elif k:
+                self._dense_per_client(W, c, losses, grads)
         lam = self.lam_i[c]
         if need_loss and np.any(lam):
             sq = float(W @ W) if shared else np.einsum("ij,ij->i", W, W)
@@ -362,6 +336,37 @@ class LinearModelProblem(FederatedProblem):
         if need_grad and np.any(lam):
             grads += lam[:, None] * (W[None, :] if shared else W)
         return losses, grads
+
+    def _dense_per_client(self, W, c, losses, grads):
+        """The two-pass BLAS computation (``kernel="blas"``) of :meth:`_per_client` on dense data,
+        filling ``losses`` / ``grads`` (either may be None)."""
+        shared, need_loss, need_grad = W.ndim == 1, losses is not None, grads is not None
+        for bk, pos, idx in self._dense.chunks(c):
+            if pos[-1] - pos[0] != len(pos) - 1 and bk.D * self.dim * 8 >= _LOOP_BYTES:
+                # scattered large clients (each block >= _LOOP_BYTES of BLAS work): per-client views
+                # beat both gathering a copy and computing on the contiguous span (each reads the
+                # data 2x; measured FedAvg at m = 1000, n = 1000: 0.34 s/round here vs 0.58 s)
+                for p, i in zip(pos, idx):
+                    Xi, di = bk.X[p, :bk.sizes[p]], bk.sizes[p]
+                    val, s = self._loss_deriv(Xi @ (W if shared else W[i]), bk.y[p, :di], need_loss)
+                    if need_loss:
+                        losses[i] = val.sum() / di
+                    if need_grad:
+                        grads[i] = (s / di) @ Xi
+                continue
+            Xc = _take(bk.X, pos)
+            g, D, n = Xc.shape
+            if shared:
+                z = (Xc.reshape(g * D, n) @ W).reshape(g, D)
+            else:
+                z = np.matmul(Xc, W[idx][:, :, None])[:, :, 0]
+            val, s = self._loss_deriv(z, _take(bk.y, pos), need_loss)
+            mask, dsz = _take(bk.mask, pos), bk.sizes[pos]
+            if need_loss:
+                losses[idx] = np.einsum("ij,ij->i", val, mask) / dsz
+            if need_grad:
+                s *= mask / dsz[:, None]
+                grads[idx] = np.matmul(s[:, None, :], Xc)[:, 0, :]
 
     def _fused(self, W, c, need_grad, need_loss=True):
         """(losses (k,) (zeros unless ``need_loss``), grads (k, n) or None, correct counts (k,)) of
@@ -373,8 +378,8 @@ class LinearModelProblem(FederatedProblem):
         scale = 1.0 / self.client_sizes[c]
         kind = kern.SQUARED if self.loss == "squared" else kern.LOGISTIC
         if self.sparse:
-            G, L, C = kern.sparse_clients(self._X, self._y, self._starts, c, W2, shared, scale, kind, need_grad,
-                                          need_loss)
+            G, L, C = kern.sparse_clients(self._X, self._cols, self._y, self._starts, c, W2, shared, scale, kind,
+                                          need_grad, need_loss)
         else:
             lay = self._dense
             b_of = lay.bucket_of[c]
