@@ -237,6 +237,6 @@ def test_schema_defaults_match_the_shipped_config():
 
     shipped = read_yaml(Path(__file__).resolve().parents[1] / "config.yaml")
     props = load_schema()["properties"]
-    for key in ("cells_per_job", "scale", "strict", "progress_seconds"):
+    for key in ("cells_per_job", "kernel_threads", "scale", "strict", "progress_seconds"):
         if "default" in props[key] and key in shipped:
             assert props[key]["default"] == shipped[key], key

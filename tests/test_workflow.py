@@ -148,3 +148,35 @@ def test_convex_runtime_requests_follow_the_work():
     assert cell_runtime_min(dict(cell, max_rounds=2), "quick") == 30
     paper = all_cells({"papers": ["fedepm"], "scale": "paper", "seed": 0})
     assert max(cell_runtime_min(c, "paper") for v in paper.values() for c in v) < 60     # Adult: small
+
+
+def test_kernel_threads_go_to_convex_jobs_only():
+    from fedrepro.experiments.workflow_plan import cell_threads
+
+    assert cell_threads({"problem": {"name": "linreg_synthetic"}}, 2) == 2
+    assert cell_threads({"problem": {"name": "logreg", "dataset": "qsar"}}, 3) == 3
+    assert cell_threads({"problem": {"name": "neural", "model": "cnn1"}}, 2) == 1
+    assert cell_threads({"problem": {"name": "worker_neural"}}, 4) == 1
+
+
+def test_a_job_runs_with_its_declared_threads(tmp_path):
+    """config kernel_threads -> the rule's threads -> NUMBA_NUM_THREADS in the job -> the kernels;
+    Snakemake caps a job's threads at --cores (-j 1: one thread), so nothing is oversubscribed."""
+    import pandas as pd
+    import yaml
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({
+        "papers": [], "kernel_threads": {"quick": 2},
+        "experiments": {"tiny": {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
+                                 "algorithms": {"fedadmm": {}}, "seeds": 1, "max_rounds": 3, "k0": 2, "rho": 0.5,
+                                 "stop": {"rule": "none"}}}}))
+    seen = {}
+    for cores in (2, 1):
+        work = tmp_path / f"j{cores}"
+        res = subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(work), "--configfile", str(config),
+                              "-j", str(cores), "results/custom/tiny.parquet"],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+        seen[cores] = set(pd.read_parquet(work / "results/custom/tiny.parquet")["kernel_threads"])
+    assert seen == {2: {2}, 1: {1}}

@@ -117,6 +117,10 @@ class Algorithm:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
 
     # ---- interface -------------------------------------------------------------
+    def prepare(self, problem: FederatedProblem, ctx: RunContext) -> None:
+        """Once per run, before its clock starts: work a run must not time, e.g. loading compiled
+        kernels (default: nothing)."""
+
     def init(self, problem: FederatedProblem, ctx: RunContext) -> State:
         raise NotImplementedError
 

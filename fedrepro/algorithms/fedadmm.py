@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.ops import admm_step
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Interval, Options, Real
 from fedrepro.core.store import ClientStore
 from fedrepro.problems.protocols import LIPSCHITZ, LOSS_KIND
@@ -77,6 +78,10 @@ class FedADMM(Algorithm):
         return 0.05 + 0.01 * (d / problem.dim >= 1000)
 
     # ---- hooks -------------------------------------------------------------------------------
+    def prepare(self, problem, ctx):
+        if self.inner_check == "code":
+            admm_step.load()
+
     def init(self, problem, ctx):
         m, n = problem.m, problem.dim
         alpha = np.asarray(problem.weights, dtype=np.float64)
@@ -113,6 +118,19 @@ class FedADMM(Algorithm):
         state.eps[clients] = eps
         code = self.inner_check == "code"
         thr = eps * problem.dim if code else eps
+        if code and admm_step.accepts(pi, state.gw, w):
+            # the same arithmetic as below, one pass over each client's row (bit-identical V and pi)
+            V, done = admm_step.first_step(w, pi, state.gw, a[:, 0], sg[:, 0], thr)
+            act = np.flatnonzero(~done)
+            if len(act):
+                if self.kappa_max > 1:
+                    V[act] = self._more_inner_steps(state, problem, clients[act], V[act], pi[act], a[act],
+                                                    sg[act], thr[act], None)
+                D = np.subtract(V[act], w)
+                D *= sg[act]
+                pi[act] += D                                # (7) for the clients not done at step 1
+            state.Wloc = V
+            return
         # first step of (15) from v^0 = w (FIDELITY ZH-13) with the cached gradient g_i^w:
         # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
         E = pi + state.gw

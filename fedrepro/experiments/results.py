@@ -74,6 +74,8 @@ def provenance(config_hash: str = "", **extra) -> dict:
 
 def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
     """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.sim.loop.RunResult`)."""
+    from fedrepro.core.threads import kernel_threads    # numba: loaded by the run already, not by every reader
+
     df = pd.DataFrame(result.trace)
     const = {
         "paper": cell.get("paper", "custom"), "experiment": cell.get("experiment", "cli"),
@@ -89,6 +91,7 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "run_cpu_time": float(result.cpu_time),
         "run_local_time": float(result.local_time),
         "run_local_cpu_time": float(result.local_cpu_time),
+        "kernel_threads": int(kernel_threads()),
     }
     if cell.get("delays") is not None:          # runs on the virtual clock: the delay model and budget
         const["delays"] = json.dumps(cell["delays"], sort_keys=True, default=str)

@@ -216,6 +216,15 @@ def neural_cell_memory_mb(cell: dict) -> int:
 NEURAL_GFLOPS = 10.0
 
 
+def cell_threads(cell: dict, kernel_threads: int) -> int:
+    """Threads of a cell's job (Snakemake ``threads``): ``kernel_threads`` (config, per scale) for the
+    convex problems, whose compiled kernels run in parallel over clients; 1 for the neural ones
+    (003, aspire), whose BLAS stays single-threaded in every job."""
+    if (cell.get("problem") or {}).get("name") in ("neural", "worker_neural"):
+        return 1
+    return max(1, int(kernel_threads))
+
+
 def cell_runtime_min(cell: dict, scale: str) -> int:
     """The runtime request of a cell's job in minutes (Snakemake ``resources: runtime``). Neural
     problems: :func:`neural_cell_runtime_min`; aspire's: :func:`worker_cell_cost`; the convex

@@ -17,15 +17,14 @@ NaN and infinity propagate as in numpy, so a diverging run is still seen as one.
 from the two-pass BLAS computation only by rounding (summation order).
 
 Threads: each kernel exists twice, sequential and parallel over clients (``numba.prange``);
-:func:`kernel_threads` picks the parallel one only when numba may use more than one thread
-(``NUMBA_NUM_THREADS``; the Snakefile sets it to 1 per job, ``fedrepro run --threads`` sets it
-for a run of its own).
+:mod:`fedrepro.core.threads` picks the parallel one only when numba may use more than one thread.
 """
 from __future__ import annotations
 
 import numpy as np
-import numba
 from numba import njit, prange
+
+from fedrepro.core.threads import kernel_threads, pick as _pick, set_kernel_threads  # noqa: F401  (public here too)
 
 SQUARED, LOGISTIC = 0, 1
 _FASTMATH = {"reassoc", "contract"}
@@ -171,21 +170,6 @@ _dense_par = njit(parallel=True, fastmath=_FASTMATH, **_OPTS)(_dense_clients_py)
 # 2.6x slower than in order on QSAR's rows of ~95 entries)
 _sparse_seq = njit(cache=True, **_OPTS)(_sparse_clients_py)
 _sparse_par = njit(parallel=True, **_OPTS)(_sparse_clients_py)
-
-
-def kernel_threads() -> int:
-    """Threads the kernels use: numba's current setting (``NUMBA_NUM_THREADS``, or
-    :func:`set_kernel_threads`)."""
-    return numba.get_num_threads()
-
-
-def set_kernel_threads(n: int) -> None:
-    """Use ``n`` threads (1 .. the cores numba was started with) in the kernels."""
-    numba.set_num_threads(int(n))
-
-
-def _pick(seq, par, k):
-    return par if k > 1 and kernel_threads() > 1 else seq
 
 
 def dense_clients(buckets, groups, W, shared, scale, kind, want_grad, k, n, want_loss=True):

@@ -77,6 +77,7 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
                      algorithm=algorithm.name, store=store)
     m = problem.m
     timing = delays.bind(m, ctx)
+    algorithm.prepare(problem, ctx)
 
     t_start, cpu_start = time.perf_counter(), time.process_time()
     local = [0.0, 0.0]                                 # wall, cpu seconds in worker_compute

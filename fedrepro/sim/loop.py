@@ -100,6 +100,7 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
         attack.prepare(problem, ctx)
     if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
         mechanism.prepare(problem, ctx)
+    algorithm.prepare(problem, ctx)
 
     t_start, cpu_start = time.perf_counter(), time.process_time()
     local_time = local_cpu_time = 0.0

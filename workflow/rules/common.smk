@@ -40,6 +40,7 @@ wildcard_constraints:
     dataset="[a-z0-9_]+(-[a-z0-9_]+)?",
 
 CELLS_PER_JOB = int(config.get("cells_per_job", {}).get(config["scale"], 1))
+KERNEL_THREADS = int(config.get("kernel_threads", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}

@@ -24,7 +24,7 @@ rule run_cells:
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
         progress_seconds=config.get("progress_seconds", 10),
-    threads: 1
+    threads: lambda wc: max(ws.cell_threads(c, KERNEL_THREADS) for c in BATCH_CELLS[wc.batch])
     resources:
         mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in BATCH_CELLS[wc.batch]),
         runtime=lambda wc: ws.cell_runtime_min(BATCH_CELLS[wc.batch][0], SCALE) * len(BATCH_CELLS[wc.batch]),

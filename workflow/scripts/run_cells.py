@@ -2,6 +2,8 @@
 import os
 import sys
 
+# the compiled kernels may use the job's threads (before numba is imported; BLAS stays at 1)
+os.environ["NUMBA_NUM_THREADS"] = str(snakemake.threads)  # noqa: F821  (injected by Snakemake)
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
