@@ -9,7 +9,9 @@ measured in the same run (``read_sum_s``: ``ndarray.sum`` of every bucket, the f
 here; ``read_gemv_s``: one ``X w`` gemv over every bucket) and their ratios (read time / pass time
 = fraction of the single-read bandwidth); wall and CPU seconds of every algorithm to its stopping
 rule (FedADMM: rule (30), code_scaled; baselines: the FedADMM target, capped at
-``--baseline-rounds``), per-round times, and the peak resident memory. Threads: BLAS and numba
+``--baseline-rounds``), per-round times, and the peak resident memory. The ``blas`` runs are the
+code before issue #15: the two-pass gradients and FedADMM's local iteration in numpy (its compiled
+step, :mod:`fedrepro.algorithms.ops.admm_step`, is switched off for them). Threads: BLAS and numba
 follow the environment variables (set all three to 1 for the one-core numbers).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import numpy as np
 
 from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms.ops import admm_step
 from fedrepro.problems.glm import build_linreg_synthetic
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.stopping import build_stop
@@ -118,9 +121,14 @@ def main(argv=None):
                     ref = refs[kernel]
                     stop = build_stop({"rule": "target", "rel": 2e-4}, p, ref) if ref else None
                     cap = args.baseline_rounds
-                t, c = time.perf_counter(), time.process_time()
-                res = simulate(p, alg, k0=args.k0, rho=args.rho, max_rounds=cap, seed=args.seed, stop=stop)
-                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                compiled_step = admm_step.accepts
+                if kernel == "blas":
+                    admm_step.accepts = lambda *a: False
+                try:
+                    res = simulate(p, alg, k0=args.k0, rho=args.rho, max_rounds=cap, seed=args.seed, stop=stop)
+                finally:
+                    admm_step.accepts = compiled_step
+                wall, cpu = res.wall_time, res.cpu_time
                 if name == "fedadmm":
                     refs[kernel] = res.final
                 row[kernel][name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "rounds": res.rounds,

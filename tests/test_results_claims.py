@@ -66,6 +66,39 @@ def test_verdicts_are_computed():
         verdict(1, 1, "band", 0.5)
 
 
+def test_noise_turns_only_undecidable_verdicts_into_not_testable():
+    """A value whose noise range (x/(1+n), x(1+n)) straddles an edge of the accepted range is not
+    decided; one clear of every edge keeps its verdict, on either side (the check can still fail)."""
+    # fedepm Table I, SFedAvg/FedEPM LCT at k0 = 20: paper 6.43, band x2 -> [3.215, 12.86]; two
+    # identical builds measured 3.06 and 3.38
+    for ours in (3.06, 3.38):
+        assert verdict(ours, 6.43, "band", 2) in ("holds", "fails")
+        assert verdict(ours, 6.43, "band", 2, noise=0.2) == "not testable here"
+    assert verdict(4.0, 6.43, "band", 2, noise=0.2) == "holds"           # 3.33-4.8: inside
+    assert verdict(2.5, 6.43, "band", 2, noise=0.2) == "fails"           # 2.08-3.0: below 3.215
+    assert verdict(4.72, 2.09, "band", 1.5, noise=0.2) == "fails"        # fedepm LCT growth: clearly outside
+    assert verdict(9.7, 6.5, "ge", 5.5, noise=0.2) == "holds"            # >= 1 with room
+    assert verdict(1.1, 6.5, "ge", 5.5, noise=0.2) == "not testable here"
+    assert verdict(0.5, 6.5, "ge", 5.5, noise=0.2) == "fails"
+    assert verdict(-1.0, 0, "approx", 0.5, noise=0.2) == "fails"         # negative values: sorted range
+    assert verdict(True, None, "true", noise=0.2) == "holds"            # boolean checks: noise has no say
+
+
+def test_a_claim_within_noise_says_so():
+    df = small_run()
+    claim = {"id": "ratio", "text": "t", "check": "rounds", "compare": "band", "paper_value": 5.5, "tolerance": 1.05,
+             "noise": 0.2, "experiments": ["e"]}
+    t = evaluate([claim], {"rounds": lambda f, s: 5.0}, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    assert t.loc["ratio", "verdict"] == "not testable here"
+    assert "within measurement noise" in t.loc["ratio", "why"] and "4.167-6" in t.loc["ratio", "why"]
+    for bad in (0, 1.5, True, "0.2"):
+        with pytest.raises(ValueError, match="noise"):
+            validate_claims([dict(claim, noise=bad)], "p")
+    with pytest.raises(ValueError, match="numeric compare"):
+        validate_claims([dict(claim, compare="true")], "p")
+    validate_claims([claim], "p")
+
+
 def test_evaluate_claims_from_results():
     df = small_run()
     claims = [

@@ -2,14 +2,20 @@
 
 ``workflow/papers/<paper>.claims.yaml`` lists the claims (id, text, paper_value,
 check, compare, tolerance, experiments; optionally ``why``, ``testable_at`` +
-``untestable_reason``); ``fedrepro/claims/<paper>.py`` exports
+``untestable_reason``, ``noise``); ``fedrepro/claims/<paper>.py`` exports
 ``CHECKS = {name: func(frames, summaries) -> our value}``. The verdict is always
 computed here from the value the check returns — never written by hand:
 
 - ``holds`` / ``fails``: the value compared with the paper's (``compare``/``tolerance``);
 - ``not testable here``, with the reason: a dataset is unavailable, the claim is declared
   ``testable_at: [paper]`` (the quick scale cannot test it: the reason names the knob), or the
-  check returned :class:`NotTestable` (e.g. the runs it needs hit a round cap).
+  check returned :class:`NotTestable` (e.g. the runs it needs hit a round cap), or the value is
+  within its declared measurement ``noise`` of the edge of the accepted range (below).
+
+``noise`` (relative, e.g. 0.2 for CPU-time ratios, which identical builds on a shared machine
+measure up to ~17% apart) makes a numeric verdict robust: the claim holds only if every value
+within a factor (1 + noise) of ours is accepted, fails only if none is, and is ``not testable
+here`` otherwise — a verdict that the next build's timing noise could flip is not reported.
 
 Every row that does not hold carries a ``why``: the check's :class:`Outcome` explanation, the
 claim's ``why`` text, or the numbers that were compared.
@@ -51,12 +57,35 @@ class Outcome:
     detail: str = ""
 
 
-def verdict(value, paper_value, compare: str, tolerance=None) -> str:
-    """``holds`` / ``fails`` / ``not testable here`` (no value could be computed).
+def accepted_range(paper_value, compare: str, tolerance=None) -> tuple[float, float]:
+    """The values a numeric ``compare`` accepts, as a closed interval [lo, hi]:
+    ``approx`` (|v - p| <= tol), ``rel`` (|v - p| <= tol |p|), ``le`` (v <= p + tol),
+    ``ge`` (v >= p - tol), ``band`` (p / tol <= v <= p * tol, tol > 1: a ratio band around the
+    paper's value, for quantities that scale with the platform or the run)."""
+    if paper_value is None:
+        raise ValueError(f"claim with compare={compare!r} needs a numeric paper_value")
+    p, tol = float(paper_value), float(tolerance or 0.0)
+    if compare == "band":
+        if not tol > 1:
+            raise ValueError(f"claim with compare='band' needs a ratio tolerance > 1, got {tolerance!r}")
+        lo, hi = sorted((p / tol, p * tol))
+        return lo, hi
+    return {"approx": (p - tol, p + tol), "rel": (p - tol * abs(p), p + tol * abs(p)),
+            "le": (-math.inf, p + tol), "ge": (p - tol, math.inf)}[compare]
 
-    compare: ``true`` (value is truthy), ``approx`` (|v - p| <= tol), ``rel`` (|v - p| <= tol |p|),
-    ``le`` (v <= p + tol), ``ge`` (v >= p - tol), ``band`` (p / tol <= v <= p * tol, tol > 1: a
-    ratio band around the paper's value, for quantities that scale with the platform or the run).
+
+def noise_range(value: float, noise: float) -> tuple[float, float]:
+    """The values within a factor (1 + noise) of ``value``."""
+    v, f = float(value), 1.0 + float(noise)
+    return tuple(sorted((v / f, v * f)))
+
+
+def verdict(value, paper_value, compare: str, tolerance=None, noise=None) -> str:
+    """``holds`` / ``fails`` / ``not testable here`` (no value could be computed, or, with a relative
+    ``noise``, the values within a factor (1 + noise) of ours fall on both sides of an edge of the
+    accepted range).
+
+    compare: ``true`` (value is truthy) or a numeric test (:func:`accepted_range`).
     """
     if compare not in COMPARES:
         raise ValueError(f"claim compare={compare!r} is not allowed; choose one of {COMPARES}")
@@ -64,20 +93,13 @@ def verdict(value, paper_value, compare: str, tolerance=None) -> str:
         return NOT_TESTABLE
     if compare == "true":
         return HOLDS if bool(value) else FAILS
-    if paper_value is None:
-        raise ValueError(f"claim with compare={compare!r} needs a numeric paper_value")
-    v, p = float(value), float(paper_value)
-    tol = float(tolerance or 0.0)
-    if compare == "band":
-        if not tol > 1:
-            raise ValueError(f"claim with compare='band' needs a ratio tolerance > 1, got {tolerance!r}")
-        lo, hi = sorted((p / tol, p * tol))
-        return HOLDS if lo <= v <= hi else FAILS
-    ok = {"approx": abs(v - p) <= tol,
-          "rel": abs(v - p) <= tol * abs(p),
-          "le": v <= p + tol,
-          "ge": v >= p - tol}[compare]
-    return HOLDS if ok else FAILS
+    lo, hi = accepted_range(paper_value, compare, tolerance)
+    vlo, vhi = noise_range(value, noise) if noise else (float(value), float(value))
+    if lo <= vlo and vhi <= hi:
+        return HOLDS
+    if vhi < lo or vlo > hi:
+        return FAILS
+    return NOT_TESTABLE
 
 
 def _test_text(compare: str, tolerance) -> str:
@@ -140,11 +162,19 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             if isinstance(value, NotTestable):
                 state, why, value = NOT_TESTABLE, value.reason, None
             else:
-                state = verdict(value, claim.get("paper_value"), compare, tolerance)
+                noise = claim.get("noise")
+                state = verdict(value, claim.get("paper_value"), compare, tolerance, noise)
                 testable_at = claim.get("testable_at")
                 if testable_at and scale is not None and scale not in testable_at:
                     state = NOT_TESTABLE
                     why = claim.get("untestable_reason") or f"needs scale {' or '.join(testable_at)}"
+                elif state == NOT_TESTABLE and noise:
+                    lo, hi = accepted_range(claim.get("paper_value"), compare, tolerance)
+                    vlo, vhi = noise_range(value, noise)
+                    why = (f"within measurement noise: ours {_fmt(float(value))}, and {_fmt(vlo)}-{_fmt(vhi)} "
+                           f"(±{noise:.0%}, what identical builds may measure) straddles the accepted range "
+                           f"[{_fmt(lo)}, {_fmt(hi)}] ({_test_text(compare, tolerance)}); this build cannot "
+                           f"decide it (needs less noisy timings: an idle machine or paper-scale run times)")
                 elif state == NOT_TESTABLE and not why:
                     why = "the check found no value in these results"
                 elif state == FAILS and not why:
@@ -162,7 +192,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
 def validate_claims(claims: list[dict], paper: str = "") -> None:
     """Reject malformed claim entries (unknown keys, bad compare, duplicate ids) before evaluation."""
     allowed = {"id", "text", "paper_value", "check", "compare", "tolerance", "experiments", "testable_at",
-               "untestable_reason", "why"}
+               "untestable_reason", "why", "noise"}
     seen = set()
     for c in claims:
         where = f"{paper} claim {c.get('id')!r}"
@@ -174,6 +204,12 @@ def validate_claims(claims: list[dict], paper: str = "") -> None:
         seen.add(c.get("id"))
         if c.get("compare", "true") not in COMPARES:
             raise ValueError(f"{where}: compare={c.get('compare')!r} is not allowed; choose one of {COMPARES}")
+        if "noise" in c:
+            noise = c["noise"]
+            if c.get("compare", "true") == "true" or isinstance(noise, bool) or not isinstance(noise, (int, float)) \
+                    or not 0 < noise < 1:
+                raise ValueError(f"{where}: noise={noise!r} must be a relative measurement noise in (0, 1) "
+                                 "on a numeric compare (approx, rel, le, ge, band)")
         if c.get("testable_at") and not c.get("untestable_reason"):
             raise ValueError(f"{where}: testable_at needs an untestable_reason naming the knob")
 
