@@ -371,24 +371,27 @@ def test_table1_ratio_claims_are_bands_that_fail_outside():
                 "table1_baseline_growth", "table1_fedepm_lct_grows_slowly", "table1_order", "table1_m100_above_m50"):
         assert _judge(cid, s)[0] == "holds", cid
     # FedEPM's LCT linear in k0 (no per-round constant): its growth x5 leaves the x1.5 band around 2.09,
-    # and SFedAvg/FedEPM at k0 = 20 (3.6) stays inside the x2 band around 6.43
+    # and SFedAvg/FedEPM at k0 = 20 (3.6) is inside the x2 band around 6.43 (>= 3.215) but within the
+    # claim's ±20% timing noise of its edge: not decided
     lin = _paper_like_lct()
     for (m, k0), per in lin.items():
         per["fedepm"] = (1.0 if m == 50 else 1.5) * 0.0002 * k0
     verdict, value, why = _judge("table1_fedepm_lct_grows_slowly", _table1(lin))
     assert verdict == "fails" and float(value) == pytest.approx(5.0, rel=0.02) and "x5.0" in why
-    assert _judge("table1_avg_over_epm_k20", _table1(lin))[0] == "holds"
-    # ratios far from the paper's: SFedProx 5x SFedAvg; SFedAvg only 1.5x FedEPM at k0 = 4
+    verdict, value, why = _judge("table1_avg_over_epm_k20", _table1(lin))
+    assert verdict == "not testable here" and "within measurement noise" in why, (verdict, value, why)
+    # ratios far from the paper's (beyond the noise): SFedProx 6x SFedAvg (band to 4.62); SFedAvg only 1.2x
+    # FedEPM at k0 = 4 (band from 1.68)
     far = _paper_like_lct()
     for per in far.values():
-        per["sfedprox"] = 5 * per["sfedavg"]
+        per["sfedprox"] = 6 * per["sfedavg"]
     assert _judge("table1_prox_over_avg", _table1(far))[0] == "fails"
     near = _paper_like_lct()
-    near[(50, 4)]["fedepm"] = near[(50, 4)]["sfedavg"] / 1.5
+    near[(50, 4)]["fedepm"] = near[(50, 4)]["sfedavg"] / 1.2
     assert _judge("table1_avg_over_epm_k4", _table1(near))[0] == "fails"
     assert _judge("table1_avg_over_epm_k20", _table1(near))[0] == "holds"
     steep = _paper_like_lct()
-    steep[(50, 20)]["sfedavg"] = 9 * steep[(50, 4)]["sfedavg"]          # growth x9 > 4 x 2
+    steep[(50, 20)]["sfedavg"] = 10 * steep[(50, 4)]["sfedavg"]         # growth x10 > 4 x 2 x 1.2
     assert _judge("table1_baseline_growth", _table1(steep))[0] == "fails"
 
 
