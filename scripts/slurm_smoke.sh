@@ -148,11 +148,13 @@ sbatch --version
 
 # --- 3. the workflow through the SLURM profile ------------------------------------------------
 export FEDREPRO_DATA_MIRROR="${FEDREPRO_DATA_MIRROR:-}"
-cat >"$W/smoke_config.yaml" <<'EOF'
+KT=$(( CPUS >= 2 ? 2 : 1 ))     # kernel threads of the run_cells jobs: SLURM must grant that many CPUs
+cat >"$W/smoke_config.yaml" <<EOF
 # FedEPM fig3 (3 algorithms x k0 {4..20} x m {50, 100}) with one trial per setting: 30 cells.
 papers: [fedepm]
 paper_overrides:
   fedepm: {fig3: {scales: {quick: {seeds: 1}}}}
+kernel_threads: {quick: $KT}
 EOF
 TARGETS=(results/fedepm/fig3.parquet results/fedepm/fig3.summary.parquet figures/fedepm/fig2.pdf)
 ARGS=(--snakefile "$REPO/Snakefile" --directory "$W/run" --configfile "$W/smoke_config.yaml"
@@ -174,7 +176,7 @@ wall=$(( $(date +%s) - start ))
 for t in "${TARGETS[@]}" figures/fedepm/fig2.png; do
     [ -s "$W/run/$t" ] || die "expected output $t is missing"
 done
-"$PY" - "$W" "$N_JOBS" "$wall" <<'PYEOF'
+"$PY" - "$W" "$N_JOBS" "$wall" "$KT" <<'PYEOF'
 import re
 import subprocess
 import sys
@@ -182,9 +184,10 @@ from pathlib import Path
 
 import pandas as pd
 
-W, n_jobs, wall = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+W, n_jobs, wall, kt = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 summary = pd.read_parquet(W / "run/results/fedepm/fig3.summary.parquet")
 assert len(summary) == 30, f"fig3 summary has {len(summary)} runs, expected 30"
+assert set(summary["kernel_threads"]) == {kt}, f"runs used {set(summary['kernel_threads'])} kernel threads, expected {kt}"
 
 # Every job SLURM ran, from the job-completion log (one line per finished job).
 comp = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in (W / "log/jobcomp.log").read_text().splitlines()]
@@ -193,27 +196,36 @@ assert len(comp) == n_jobs and set(states) == {"COMPLETED"}, \
     f"SLURM finished {len(comp)} jobs with states {states}, expected {n_jobs} COMPLETED"
 
 # What Snakemake asked for (its log: rule, resources, SLURM job id) vs what SLURM granted (the
-# completion log: TimeLimit in minutes, Tres mem=...M).
+# completion log: TimeLimit in minutes, Tres cpu=N,mem=...M).
 log = (W / "log/snakemake.log").read_text()
 declared = {}
-for m in re.finditer(r"^rule (\w+):\n(?:    .*\n)*?    jobid: (\d+)\n(?:    .*\n)*?    resources: (.*)$", log, re.M):
-    declared[m.group(2)] = (m.group(1), dict(kv.split("=", 1) for kv in m.group(3).split(", ")))
+for m in re.finditer(r"^rule (\w+):\n((?:    .*\n)+)", log, re.M):
+    block = m.group(2)
+    jobid, res = re.search(r"^    jobid: (\d+)$", block, re.M), re.search(r"^    resources: (.*)$", block, re.M)
+    threads = re.search(r"^    threads: (\d+)$", block, re.M)
+    declared[jobid.group(1)] = (m.group(1), dict(kv.split("=", 1) for kv in res.group(1).split(", ")),
+                                int(threads.group(1)) if threads else 1)
 submitted = dict(re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log))
 assert len(submitted) == n_jobs, f"{len(submitted)} submissions in the Snakemake log, expected {n_jobs}"
 granted = {c["JobId"]: c for c in comp}
 rules = {}
 for jobid, slurm_id in sorted(submitted.items(), key=lambda kv: int(kv[1])):
-    rule, res = declared[jobid]
+    rule, res, threads = declared[jobid]
     c = granted[slurm_id]
     mem = int(re.search(r"mem=(\d+)M", c["Tres"]).group(1))
-    assert mem == int(res["mem_mb"]) and int(c["TimeLimit"]) == int(res["runtime"]), \
-        f"SLURM job {slurm_id} ({rule}): granted mem {mem} MB / {c['TimeLimit']} min, declared {res['mem_mb']} / {res['runtime']}"
+    cpus = int(re.search(r"cpu=(\d+)", c["Tres"]).group(1))
+    assert mem == int(res["mem_mb"]) and int(c["TimeLimit"]) == int(res["runtime"]) and cpus == threads, \
+        (f"SLURM job {slurm_id} ({rule}): granted {cpus} CPUs, mem {mem} MB / {c['TimeLimit']} min, declared "
+         f"threads {threads}, {res['mem_mb']} / {res['runtime']}")
+    assert rule != "run_cells" or threads == kt, f"run_cells job {jobid} declared {threads} threads, expected {kt}"
     rules[rule] = rules.get(rule, 0) + 1
     print(f"  SLURM job {slurm_id:>3} {rule:<10} {c['JobState']} {c['StartTime'][11:]}-{c['EndTime'][11:]} "
-          f"--mem {mem} MB, time limit {c['TimeLimit']} min (declared mem_mb={res['mem_mb']}, runtime={res['runtime']})")
+          f"{cpus} CPU(s), --mem {mem} MB, time limit {c['TimeLimit']} min (declared threads={threads}, "
+          f"mem_mb={res['mem_mb']}, runtime={res['runtime']})")
 assert rules.get("run_cells", 0) >= 2, f"expected several run_cells jobs, got {rules}"
 print(f"slurm_smoke: OK: {n_jobs} SLURM jobs COMPLETED ({', '.join(f'{k} {v}' for k, v in rules.items())}), "
-      f"each granted the memory and time limit its rule declares; 30 FedEPM runs in "
+      f"each granted the CPUs, memory and time limit its rule declares ({kt} kernel threads per run_cells "
+      f"job); 30 FedEPM runs in "
       f"results/fedepm/fig3.summary.parquet and figures/fedepm/fig2.pdf; Snakemake wall time {wall} s")
 PYEOF
 log "for the record, sacct on this cluster: $(sacct -X -n -j 1 2>&1 | head -1)"
