@@ -282,7 +282,10 @@ def test_figures_and_claims_render(tmp_path):
     claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/fedepm.claims.yaml"))["claims"]
     table = evaluate(claims, CHECKS, frames, summaries, "fedepm")
     assert set(table.loc[table["verdict"] == "not testable here", "claim"]) <= {
-        "variant_mu_paper_stalls", "variant_aggregate_new_more_cr", "variant_paper_stop_caps_baselines"}
+        "variant_mu_paper_stalls", "variant_aggregate_new_more_cr", "variant_paper_stop_caps_baselines",
+        "table1_avg_over_epm_k20"}      # the fake LCTs put it within its ±40% timing noise of the band's edge
+    k20 = table.set_index("claim").loc["table1_avg_over_epm_k20"]
+    assert k20["verdict"] != "not testable here" or "within measurement noise" in k20["why"]
     verdict = dict(zip(table["claim"], table["verdict"]))
     for cid in ("fig3_fewest_cr", "table1_order", "fig5_snr_grows_with_epsilon", "fig5_fedepm_smallest_snr",
                 "fig4_fedepm_best", "fig3_cr_falls_with_k0", "fig3_shortest_tct", "table1_fedepm_lowest",
@@ -372,7 +375,7 @@ def test_table1_ratio_claims_are_bands_that_fail_outside():
         assert _judge(cid, s)[0] == "holds", cid
     # FedEPM's LCT linear in k0 (no per-round constant): its growth x5 leaves the x1.5 band around 2.09,
     # and SFedAvg/FedEPM at k0 = 20 (3.6) is inside the x2 band around 6.43 (>= 3.215) but within the
-    # claim's ±20% timing noise of its edge: not decided
+    # claim's ±40% timing noise of its edge: not decided
     lin = _paper_like_lct()
     for (m, k0), per in lin.items():
         per["fedepm"] = (1.0 if m == 50 else 1.5) * 0.0002 * k0

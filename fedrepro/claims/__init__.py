@@ -12,8 +12,8 @@ computed here from the value the check returns — never written by hand:
   check returned :class:`NotTestable` (e.g. the runs it needs hit a round cap), or the value is
   within its declared measurement ``noise`` of the edge of the accepted range (below).
 
-``noise`` (relative, e.g. 0.2 for CPU-time ratios, which identical builds on a shared machine
-measure up to ~17% apart) makes a numeric verdict robust: the claim holds only if every value
+``noise`` (relative, e.g. 0.25 for a ratio of CPU times that builds of identical traces measure
+up to 1.23x apart) makes a numeric verdict robust: the claim holds only if every value
 within a factor (1 + noise) of ours is accepted, fails only if none is, and is ``not testable
 here`` otherwise — a verdict that the next build's timing noise could flip is not reported.
 
@@ -174,7 +174,8 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
                     why = (f"within measurement noise: ours {_fmt(float(value))}, and {_fmt(vlo)}-{_fmt(vhi)} "
                            f"(±{noise:.0%}, what identical builds may measure) straddles the accepted range "
                            f"[{_fmt(lo)}, {_fmt(hi)}] ({_test_text(compare, tolerance)}); this build cannot "
-                           f"decide it (needs less noisy timings: an idle machine or paper-scale run times)")
+                           f"decide it (needs less noisy timings: the paper scale's trials and run lengths, or an "
+                           f"idle machine)")
                 elif state == NOT_TESTABLE and not why:
                     why = "the check found no value in these results"
                 elif state == FAILS and not why:
