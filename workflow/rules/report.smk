@@ -8,6 +8,9 @@ rule claims:
     input:
         lambda wc: [f"results/{wc.paper}/{e}{s}" for e in OUTPUTS[wc.paper]["claim_experiments"]
                     for s in (".parquet", ".summary.parquet")],
+        # the claims and their checks: editing either re-evaluates the paper's claims
+        definitions=lambda wc: [os.path.join(workflow.basedir, p) for p in (
+            f"workflow/papers/{wc.paper}.claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/claims/__init__.py")],
     output:
         parquet="results/{paper}/claims.parquet",
         md="results/{paper}/claims.md",
