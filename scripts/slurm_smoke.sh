@@ -99,7 +99,7 @@ munge --socket="$W/munge.socket" -n </dev/null | unmunge --socket="$W/munge.sock
     || die "munge round trip failed; see $W/log/munged.log"
 
 HOST="$(hostname -s)"
-CPUS="$(nproc)"
+CPUS="$(getconf _NPROCESSORS_ONLN)"   # not nproc: it follows OMP_NUM_THREADS, which the test suite sets to 1
 MEM_MB="$(free -m | awk '/^Mem:/ {print $2}')"
 REAL_MEM=$((MEM_MB * 9 / 10))             # margin: slurmd drains a node reporting less than RealMemory
 export SLURM_CONF="$W/slurm.conf"
