@@ -118,41 +118,36 @@ class FedADMM(Algorithm):
         state.eps[clients] = eps
         code = self.inner_check == "code"
         thr = eps * problem.dim if code else eps
-        if code and admm_step.accepts(pi, state.gw, w):
-            # the same arithmetic as below, one pass over each client's row (bit-identical V and pi)
+        compiled = code and admm_step.accepts(pi, state.gw, w)
+        G = None
+        if compiled:
+            # the arithmetic below in one pass over each client's row (bit-identical V and pi); it also
+            # applies (7) to the clients done at step 1
             V, done = admm_step.first_step(w, pi, state.gw, a[:, 0], sg[:, 0], thr)
-            act = np.flatnonzero(~done)
-            if len(act):
-                if self.kappa_max > 1:
-                    V[act] = self._more_inner_steps(state, problem, clients[act], V[act], pi[act], a[act],
-                                                    sg[act], thr[act], None)
-                D = np.subtract(V[act], w)
-                D *= sg[act]
-                pi[act] += D                                # (7) for the clients not done at step 1
-            state.Wloc = V
-            return
-        # first step of (15) from v^0 = w (FIDELITY ZH-13) with the cached gradient g_i^w:
-        # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
-        E = pi + state.gw
-        V = E / (a + sg)
-        np.subtract(w, V, out=V)                            # V = w - E/(a + sigma), no temporary
-        if code:
-            # residual with the gradient of the previous inner iterate (here g_i^w):
-            # g + pi + sigma (v^1 - w) = E a/(a + sigma), computed without forming it
-            res = (a[:, 0] / (a[:, 0] + sg[:, 0])) ** 2 * np.einsum("ij,ij->i", E, E)
-            done, G = res < thr, None
         else:
-            G = alpha[clients, None] * problem.client_grads(V, clients)      # fresh gradient, (6)
-            state.n_grad += len(clients)
-            R = G + pi + sg * (V - w)
-            done = np.einsum("ij,ij->i", R, R) <= thr
+            # first step of (15) from v^0 = w (FIDELITY ZH-13) with the cached gradient g_i^w:
+            # v^1 = (a w + sigma w - pi - g)/(a + sigma) = w - (pi + g)/(a + sigma)
+            E = pi + state.gw
+            V = E / (a + sg)
+            np.subtract(w, V, out=V)                        # V = w - E/(a + sigma), no temporary
+            if code:
+                # residual with the gradient of the previous inner iterate (here g_i^w):
+                # g + pi + sigma (v^1 - w) = E a/(a + sigma), computed without forming it
+                res = (a[:, 0] / (a[:, 0] + sg[:, 0])) ** 2 * np.einsum("ij,ij->i", E, E)
+                done = res < thr
+            else:
+                G = alpha[clients, None] * problem.client_grads(V, clients)  # fresh gradient, (6)
+                state.n_grad += len(clients)
+                R = G + pi + sg * (V - w)
+                done = np.einsum("ij,ij->i", R, R) <= thr
         act = np.flatnonzero(~done)
         if len(act) and self.kappa_max > 1:
             V[act] = self._more_inner_steps(state, problem, clients[act], V[act], pi[act], a[act], sg[act],
                                             thr[act], None if code else G[act])
-        D = np.subtract(V, w)
-        D *= sg
-        pi += D                                             # (7): pi += sigma (V - w)
+        rows = act if compiled else slice(None)             # (7) still to apply
+        D = np.subtract(V[rows], w)
+        D *= sg[rows]
+        pi[rows] += D                                       # (7): pi += sigma (V - w)
         state.Wloc = V
 
     def _more_inner_steps(self, state, problem, cl, V, pi, a, sg, thr, G):
