@@ -8,7 +8,8 @@
 #   snakemake --report report.html fedepm   the report of a one-paper build
 import os
 
-# One BLAS (and numba kernel) thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS.
+# One BLAS thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS. Kernel threads default
+# to 1 too; a sweep job sets its own from its declared threads (config kernel_threads, workflow/scripts/run_cells.py).
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")

@@ -128,7 +128,7 @@ def _set_threads(n: int) -> None:
     if not 1 <= n <= top:
         raise SystemExit(f"error: --threads {n} is not allowed: give 1 to {top} (the cores numba may use here; "
                          "NUMBA_NUM_THREADS caps it)")
-    from fedrepro.problems.glm_kernels import set_kernel_threads
+    from fedrepro.core.threads import set_kernel_threads
 
     set_kernel_threads(n)
 

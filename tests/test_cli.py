@@ -233,7 +233,7 @@ def test_cli_threads(toy_npz, tmp_path):
     """--threads sets the kernels' threads for the run; out of range is an error before any work."""
     import numba
 
-    from fedrepro.problems.glm_kernels import kernel_threads, set_kernel_threads
+    from fedrepro.core.threads import kernel_threads, set_kernel_threads
 
     path, _, _ = toy_npz
     out = tmp_path / "t.parquet"

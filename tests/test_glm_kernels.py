@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.problems import build_problem, glm
-from fedrepro.problems import glm_kernels
+from fedrepro.core import threads
 from fedrepro.problems.glm import LinearModelProblem
 from fedrepro.sim.loop import simulate
 
@@ -85,14 +85,14 @@ def test_threads_do_not_change_results(sparse):
     rng = np.random.default_rng(3)
     S = np.arange(pf.m)
     W = rng.standard_normal((pf.m, pf.dim))
-    before = glm_kernels.kernel_threads()
+    before = threads.kernel_threads()
     try:
-        glm_kernels.set_kernel_threads(1)
+        threads.set_kernel_threads(1)
         one = pf.client_grads(W, S), pf.client_losses(W, S)
-        glm_kernels.set_kernel_threads(2)
+        threads.set_kernel_threads(2)
         two = pf.client_grads(W, S), pf.client_losses(W, S)
     finally:
-        glm_kernels.set_kernel_threads(before)
+        threads.set_kernel_threads(before)
     assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
 
 

@@ -2,7 +2,7 @@
 
 ``workflow/papers/<paper>.claims.yaml`` lists the claims (id, text, paper_value,
 check, compare, tolerance, experiments; optionally ``why``, ``testable_at`` +
-``untestable_reason``, ``noise``); ``fedrepro/claims/<paper>.py`` exports
+``untestable_reason``, ``noise``); ``fedrepro/papers/<paper>/claims.py`` exports
 ``CHECKS = {name: func(frames, summaries) -> our value}``. The verdict is always
 computed here from the value the check returns — never written by hand:
 
@@ -155,7 +155,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         else:
             name = claim["check"]
             if name not in checks:
-                raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro.claims.{paper}")
+                raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro.papers.{paper}.claims")
             value = checks[name]({e: frames[e] for e in needed}, {e: summaries[e] for e in needed})
             if isinstance(value, Outcome):
                 value, why, detail = value.value, value.why, value.detail
@@ -172,7 +172,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
                     lo, hi = accepted_range(claim.get("paper_value"), compare, tolerance)
                     vlo, vhi = noise_range(value, noise)
                     why = (f"within measurement noise: ours {_fmt(float(value))}, and {_fmt(vlo)}-{_fmt(vhi)} "
-                           f"(±{noise:.0%}, what identical builds may measure) straddles the accepted range "
+                           f"(a factor {1 + noise:g} either way, what identical builds may measure) straddles the accepted range "
                            f"[{_fmt(lo)}, {_fmt(hi)}] ({_test_text(compare, tolerance)}); this build cannot "
                            f"decide it (needs less noisy timings: the paper scale's trials and run lengths, or an "
                            f"idle machine)")

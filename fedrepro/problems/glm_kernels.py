@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from fedrepro.core.threads import kernel_threads, pick as _pick, set_kernel_threads  # noqa: F401  (public here too)
+from fedrepro.core.threads import pick as _pick
 
 SQUARED, LOGISTIC = 0, 1
 _FASTMATH = {"reassoc", "contract"}

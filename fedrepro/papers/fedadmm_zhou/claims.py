@@ -125,8 +125,9 @@ def trend_check(exps, x, col, direction, need, algs=ALGS, note="", noise=None):
                 parts.append(_cap_reason(summaries, exps, len(capped), n, f"{x}-trends") + ": "
                              + "; ".join(_pair_text(p, x, col) for p in capped))
             if noisy:
-                parts.append(f"timing noise: {len(noisy)} of {n} CPU-time changes are within ±{noise:.0%} "
-                             f"(identical runs differ by up to {noise:.0%} between builds on a shared machine; "
+                parts.append(f"timing noise: {len(noisy)} of {n} CPU-time changes are within a factor {1 + noise:g} "
+                             f"(the medians of identical runs differ by up to that much between builds on a shared "
+                             f"machine; "
                              "needs paper scale, where run times are seconds to minutes): "
                              + "; ".join(_pair_text(p, x, col) for p in noisy))
             return NotTestable(". ".join(parts))
