@@ -126,11 +126,11 @@ LAYER_CASES = [
 @pytest.mark.parametrize("layer,shape", LAYER_CASES, ids=lambda v: repr(v))
 def test_layer_input_and_param_gradients(layer, shape):
     """Each layer alone: d/dx and d/dparams of sum(R * layer(x)) against central differences
-    (internal layout: images channel-last)."""
+    (internal layout: images channel-last (B, H, W, C), feature vectors feature-major (F, B))."""
     r = np.random.default_rng(10)
     pshapes, out_shape = layer.setup(shape)
     params = tuple(r.standard_normal(s) for _, s in pshapes)
-    xshape = (2,) + ((shape[1], shape[2], shape[0]) if len(shape) == 3 else shape)
+    xshape = (2,) + (shape[1], shape[2], shape[0]) if len(shape) == 3 else shape + (2,)
     x = r.standard_normal(xshape)
     y, cache = layer.forward(params, x, None)
     R = r.standard_normal(y.shape)
@@ -392,7 +392,7 @@ def test_float32_end_to_end(name):
         x, c = layer.forward(params, x, np.random.default_rng(2))
         assert x.dtype == np.float32, layer
         caches.append(c)
-    gx = softmax_ce(x, y)[1]
+    gx = softmax_ce(x.T, y)[1].T                # the layers work on (K, B)
     assert gx.dtype == np.float32
     grads = model.unflatten(np.empty_like(w))
     for i in range(len(model.layers) - 1, 0, -1):

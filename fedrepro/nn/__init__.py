@@ -34,8 +34,9 @@ Public API (stable)::
 * Models are declared as tuples of layer specs (:mod:`fedrepro.nn.zoo`); new ones
   via ``ModelSpec(input_shape, layers, init, head)`` and ``build_model(spec)``.
 * Image activations are channel-last inside the engine (conv = im2col through a
-  strided view + one GEMM; max-pool by reshape with a saved argmax); this is
-  invisible from outside.
+  strided view + one GEMM; max-pool by reshape with a saved argmax) and feature
+  vectors feature-major, (F, B) (a dense layer is one GEMM W x; bias, ReLU and the
+  heads are compiled loops, :mod:`fedrepro.nn.kernels`); this is invisible from outside.
 """
 from fedrepro.nn.heads import HEADS, logits_ce, softmax_ce
 from fedrepro.nn.initializers import INIT_RULES

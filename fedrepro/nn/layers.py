@@ -19,6 +19,12 @@ gradient is a batched GEMM giving one block per kernel offset, scattered back
 by kh*kw strided adds (col2im). :class:`Flatten` converts back to PyTorch's
 (C, H, W) feature order.
 
+Feature vectors are kept feature-major, (F, B): a dense layer is then y = W x + b,
+one GEMM with W (out, in) as stored, whose output is the next layer's input with
+no transpose, and the bias add, ReLU and their backward passes are compiled
+element-wise loops (:mod:`fedrepro.nn.kernels`; a numpy call on an activation of
+B = 50 costs more in dispatch than in arithmetic).
+
 Protocol of a layer:
 
 * ``setup(in_shape) -> (param_shapes, out_shape)``: ``param_shapes`` is a list
@@ -34,9 +40,8 @@ Protocol of a layer:
 im2col matrix, pooled maps, ...) live in buffers reused from one call to the next
 instead of fresh allocations, which for the CNNs saved ~15 ms of page-fault
 (kernel) time per step. A result in a workspace buffer is valid until the next
-call of the same layer; layers whose output can be a model's output (dense,
-relu, dropout, flatten) never return workspace memory. The default ``ws``
-allocates fresh zeroed arrays.
+call of the same layer (the model copies its output before handing it out). The
+default ``ws`` allocates fresh zeroed arrays.
 """
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+from fedrepro.nn import kernels
 
 
 _SMALL_C = 8              # below this many input channels im2col is built channel-first
@@ -125,18 +132,17 @@ class Dense(Layer):
         return int(in_shape[0]), self.out_features
 
     def forward(self, params, x, rng, ws=_fresh):
-        # computed as W x^T (OpenBLAS: 15-25% faster than x W^T at B = 50), returned C-ordered
-        # (the elementwise layers after it are 5x slower on mixed memory orders)
-        yt = params[0] @ x.T
+        # feature-major: y = W x + b, x (in, B) -> y (out, B), one GEMM with W as stored
+        y = np.matmul(params[0], x, out=ws("y", (self.out_features, x.shape[1]), x.dtype))
         if self.bias:
-            yt += params[1][:, None]
-        return np.ascontiguousarray(yt.T), x
+            kernels.add_rows(y, params[1])
+        return y, x
 
     def backward(self, params, x, gy, grads, need_dx, ws=_fresh):
-        np.matmul(gy.T, x, out=grads[0])
+        np.matmul(gy, x.T, out=grads[0])                          # dW = gy x^T
         if self.bias:
-            gy.sum(axis=0, out=grads[1])
-        return gy @ params[0] if need_dx else None
+            kernels.row_sums(gy, grads[1])                         # db = gy 1
+        return np.matmul(params[0].T, gy, out=ws("dx", x.shape, x.dtype)) if need_dx else None
 
 
 @dataclass(frozen=True)
@@ -401,11 +407,20 @@ class ReLU(Layer):
     kind = "relu"
 
     def forward(self, params, x, rng, ws=_fresh):
-        y = np.maximum(x, 0)
+        y = ws("y", x.shape, x.dtype)
+        if x.flags.c_contiguous:
+            kernels.relu(x.reshape(-1), y.reshape(-1))
+        else:
+            np.maximum(x, 0, out=y)
         return y, y
 
     def backward(self, params, y, gy, grads, need_dx, ws=_fresh):
-        return gy * (y > 0)
+        dx = ws("dx", y.shape, y.dtype)
+        if gy.flags.c_contiguous:
+            kernels.relu_grad(gy.reshape(-1), y.reshape(-1), dx.reshape(-1))
+        else:
+            np.multiply(gy, y > 0, out=dx)
+        return dx
 
 
 @dataclass(frozen=True)
@@ -420,14 +435,14 @@ class Flatten(Layer):
     def forward(self, params, x, rng, ws=_fresh):
         if x.ndim == 2:
             return x, None
-        bsz = x.shape[0]
-        return x.transpose(0, 3, 1, 2).reshape(bsz, -1), x.shape   # channel-last -> C, H, W
+        bsz, h, w, c = x.shape             # channel-last -> feature-major in C, H, W order
+        return x.transpose(3, 1, 2, 0).reshape(c * h * w, bsz), x.shape
 
     def backward(self, params, xshape, gy, grads, need_dx, ws=_fresh):
         if xshape is None:
             return gy
         bsz, h, w, c = xshape
-        return gy.reshape(bsz, c, h, w).transpose(0, 2, 3, 1)
+        return gy.reshape(c, h, w, bsz).transpose(3, 1, 2, 0)
 
 
 @dataclass(frozen=True)
@@ -447,7 +462,10 @@ class Dropout(Layer):
     def forward(self, params, x, rng, ws=_fresh):
         if rng is None or self.p == 0:
             return x, None
-        keep = (rng.random(x.shape, dtype=np.float32) >= self.p).astype(x.dtype)
+        if x.ndim == 2:                    # feature-major (F, B): draw per example, (B, F)
+            keep = (rng.random(x.shape[::-1], dtype=np.float32) >= self.p).T.astype(x.dtype, order="C")
+        else:
+            keep = (rng.random(x.shape, dtype=np.float32) >= self.p).astype(x.dtype)
         keep *= 1.0 / (1.0 - self.p)
         return x * keep, keep
 

@@ -13,6 +13,11 @@ from fedrepro.nn.layers import Layer, Workspace
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _mean(losses: np.ndarray) -> float:
+    """Mean of per-example losses, summed in float64."""
+    return float(losses.sum(dtype=np.float64)) / losses.size
+
+
 @dataclass(frozen=True)
 class ParamSlot:
     """Where one parameter array lives in the flat vector."""
@@ -132,7 +137,8 @@ class Model:
         return w
 
     def _prepare(self, X, dtype) -> np.ndarray:
-        """Cast X to ``dtype`` and bring it into the internal layout (images channel-last)."""
+        """Cast X to ``dtype`` and bring it into the internal layout (images channel-last (B, H, W, C),
+        feature vectors feature-major (F, B), a view)."""
         X = np.asarray(X)
         if X.ndim < 1 or X.shape[0] < 1:
             raise ValueError(f"{self.name}: X must be a non-empty batch, got shape {X.shape}")
@@ -142,22 +148,26 @@ class Model:
                                  f", got {X.shape}")
             X = X.reshape((X.shape[0],) + self.input_shape)   # C order = PyTorch's flatten order
         X = X.astype(dtype, copy=False)
-        return X.transpose(0, 2, 3, 1) if X.ndim == 4 else X
+        return X.transpose(0, 2, 3, 1) if X.ndim == 4 else X.T
 
-    def check_labels(self, y, batch: int) -> np.ndarray:
-        """``y`` as an integer array of ``batch`` labels in [0, n_classes), or a clear error."""
+    def check_labels(self, y, batch: int, values: bool = True) -> np.ndarray:
+        """``y`` as an integer array of ``batch`` labels in [0, n_classes), or a clear error
+        (``values=False``: shape and type only; the heads check the range as they go)."""
         y = np.asarray(y)
-        if y.shape != (batch,) or not np.issubdtype(y.dtype, np.integer):
+        if y.shape != (batch,) or y.dtype.kind not in "iu":
             raise ValueError(f"{self.name}: y must be {batch} integer labels, got {y.dtype} array of shape {y.shape}")
-        if batch and (y.min() < 0 or y.max() >= self.n_classes):
+        if values and batch and (y.min() < 0 or y.max() >= self.n_classes):
             raise ValueError(f"{self.name}: labels must be in [0, {self.n_classes}), "
                              f"got range [{y.min()}, {y.max()}]")
         return y
 
-    def forward(self, w: np.ndarray, X, rng: np.random.Generator | None = None, caches: list | None = None):
-        """Logits (B, K). With ``rng`` dropout is active (training mode). ``caches``
-        (internal, used by :meth:`loss_and_grad`): a list receiving the per-layer caches,
-        valid until the next call on this model."""
+    def forward(self, w: np.ndarray, X, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Logits (B, K), a new C-ordered array. With ``rng`` dropout is active (training mode)."""
+        return np.ascontiguousarray(self._logits_t(w, X, rng).T)
+
+    def _logits_t(self, w, X, rng=None, caches: list | None = None) -> np.ndarray:
+        """Logits transposed, (K, B), in the last layer's workspace (valid until the next call on
+        this model); ``caches``: a list receiving the per-layer caches."""
         w = self._check_w(w)
         x = self._prepare(X, w.dtype)
         for layer, params, ws in zip(self.layers, self.unflatten(w), self._ws):
@@ -173,9 +183,9 @@ class Model:
 
     def loss(self, w: np.ndarray, X, y, head: str | None = None) -> float:
         """Mean loss over the batch in eval mode (no dropout)."""
-        z = self.forward(w, X)
-        losses, _ = get_head(head or self.head)(z, self.check_labels(y, z.shape[0]), grad=False)
-        return float(losses.mean())
+        z = self._logits_t(w, X).T
+        losses, _ = get_head(head or self.head)(z, self.check_labels(y, z.shape[0], values=False), grad=False)
+        return _mean(losses)
 
     def loss_and_grad(self, w: np.ndarray, X, y, rng: np.random.Generator | None = None,
                       head: str | None = None, out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
@@ -188,14 +198,16 @@ class Model:
         """
         fn = get_head(head or self.head)
         w = self._check_w(w)
-        y = self.check_labels(y, np.shape(X)[0] if np.ndim(X) else -1)
+        y = self.check_labels(y, np.shape(X)[0] if np.ndim(X) else -1, values=False)
         if out is None:
             out = np.empty_like(w)
         elif out.shape != w.shape or out.dtype != w.dtype:
             raise ValueError(f"{self.name}: out must have shape {w.shape} and dtype {w.dtype}")
         caches: list = []
-        z = self.forward(w, X, rng, caches)
-        losses, g = fn(z, y)
+        zt = self._logits_t(w, X, rng, caches)     # the layers work on (K, B)
+        gt = self._ws[-1]("head_grad", zt.shape, zt.dtype)
+        losses, _ = fn(zt.T, y, out=gt.T)
+        g = gt
         params = self.unflatten(w)
         grads = self.unflatten(out)
         for i in range(len(self.layers) - 1, -1, -1):
@@ -204,7 +216,7 @@ class Model:
             caches[i] = None
             if not need_dx:
                 break
-        return float(losses.mean()), out
+        return _mean(losses), out
 
     @property
     def has_dropout(self) -> bool:
