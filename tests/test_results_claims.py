@@ -84,13 +84,38 @@ def test_noise_turns_only_undecidable_verdicts_into_not_testable():
     assert verdict(True, None, "true", noise=0.2) == "holds"            # boolean checks: noise has no say
 
 
+def test_absolute_noise_widens_the_value_by_plus_minus_noise_abs():
+    """A difference of final accuracies (pp) against 0 with ± 1 pp of build-to-build noise: decided
+    only with more than 1 pp of room (fedadmm_gong Fig. 6: -0.25 and +0.22 pp in two builds that
+    differ only in float rounding)."""
+    for ours in (-0.25, 0.22, 0.99, -0.99):
+        assert verdict(ours, 0, "ge", noise_abs=1.0) == "not testable here"
+    assert verdict(1.01, 0, "ge", noise_abs=1.0) == "holds"
+    assert verdict(-1.01, 0, "ge", noise_abs=1.0) == "fails"
+    assert verdict(0.22, 0, "ge") == "holds" and verdict(-0.25, 0, "ge") == "fails"   # without it: noise decides
+    assert verdict(5.0, 5.5, "band", 1.05, noise=0.2, noise_abs=0.5) == "not testable here"   # both: 3.67-6.5
+    assert verdict(True, None, "true", noise_abs=1.0) == "holds"
+    claim = {"id": "diff", "text": "t", "check": "d", "compare": "ge", "paper_value": 0, "noise_abs": 1.0,
+             "experiments": ["e"]}
+    df = small_run()
+    t = evaluate([claim], {"d": lambda f, s: 0.22}, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    assert t.loc["diff", "verdict"] == "not testable here"
+    assert "± 1" in t.loc["diff", "why"] and "-0.78 to 1.22" in t.loc["diff", "why"] and "more seeds" in t.loc["diff", "why"]
+    for bad in (0, -1, True, "1", float("inf")):
+        with pytest.raises(ValueError, match="noise_abs"):
+            validate_claims([dict(claim, noise_abs=bad)], "p")
+    with pytest.raises(ValueError, match="numeric compare"):
+        validate_claims([dict(claim, compare="true")], "p")
+    validate_claims([claim], "p")
+
+
 def test_a_claim_within_noise_says_so():
     df = small_run()
     claim = {"id": "ratio", "text": "t", "check": "rounds", "compare": "band", "paper_value": 5.5, "tolerance": 1.05,
              "noise": 0.2, "experiments": ["e"]}
     t = evaluate([claim], {"rounds": lambda f, s: 5.0}, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
     assert t.loc["ratio", "verdict"] == "not testable here"
-    assert "within measurement noise" in t.loc["ratio", "why"] and "4.167-6" in t.loc["ratio", "why"]
+    assert "within measurement noise" in t.loc["ratio", "why"] and "4.167 to 6" in t.loc["ratio", "why"]
     for bad in (0, 1.5, True, "0.2"):
         with pytest.raises(ValueError, match="noise"):
             validate_claims([dict(claim, noise=bad)], "p")

@@ -2,7 +2,7 @@
 
 ``workflow/papers/<paper>.claims.yaml`` lists the claims (id, text, paper_value,
 check, compare, tolerance, experiments; optionally ``why``, ``testable_at`` +
-``untestable_reason``, ``noise``); ``fedrepro/papers/<paper>/claims.py`` exports
+``untestable_reason``, ``noise``, ``noise_abs``); ``fedrepro/papers/<paper>/claims.py`` exports
 ``CHECKS = {name: func(frames, summaries) -> our value}``. The verdict is always
 computed here from the value the check returns — never written by hand:
 
@@ -16,6 +16,9 @@ computed here from the value the check returns — never written by hand:
 up to 1.23x apart) makes a numeric verdict robust: the claim holds only if every value
 within a factor (1 + noise) of ours is accepted, fails only if none is, and is ``not testable
 here`` otherwise — a verdict that the next build's timing noise could flip is not reported.
+``noise_abs`` (absolute, in the value's units, e.g. 1.0 pp for a difference of final test
+accuracies of single-seed neural runs, which builds differing only in float rounding measure up
+to ~1 pp apart) widens the value by ± noise_abs in the same way.
 
 Every row that does not hold carries a ``why``: the check's :class:`Outcome` explanation, the
 claim's ``why`` text, or the numbers that were compared.
@@ -80,10 +83,18 @@ def noise_range(value: float, noise: float) -> tuple[float, float]:
     return tuple(sorted((v / f, v * f)))
 
 
-def verdict(value, paper_value, compare: str, tolerance=None, noise=None) -> str:
-    """``holds`` / ``fails`` / ``not testable here`` (no value could be computed, or, with a relative
-    ``noise``, the values within a factor (1 + noise) of ours fall on both sides of an edge of the
-    accepted range).
+def value_range(value: float, noise=None, noise_abs=None) -> tuple[float, float]:
+    """The values a build could have measured instead of ``value``: within a factor (1 + noise),
+    then ± noise_abs."""
+    vlo, vhi = noise_range(value, noise) if noise else (float(value), float(value))
+    a = float(noise_abs or 0.0)
+    return vlo - a, vhi + a
+
+
+def verdict(value, paper_value, compare: str, tolerance=None, noise=None, noise_abs=None) -> str:
+    """``holds`` / ``fails`` / ``not testable here`` (no value could be computed, or, with a
+    measurement ``noise`` (relative) or ``noise_abs`` (absolute), the values :func:`value_range`
+    allows fall on both sides of an edge of the accepted range).
 
     compare: ``true`` (value is truthy) or a numeric test (:func:`accepted_range`).
     """
@@ -94,7 +105,7 @@ def verdict(value, paper_value, compare: str, tolerance=None, noise=None) -> str
     if compare == "true":
         return HOLDS if bool(value) else FAILS
     lo, hi = accepted_range(paper_value, compare, tolerance)
-    vlo, vhi = noise_range(value, noise) if noise else (float(value), float(value))
+    vlo, vhi = value_range(value, noise, noise_abs)
     if lo <= vlo and vhi <= hi:
         return HOLDS
     if vhi < lo or vlo > hi:
@@ -162,20 +173,14 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             if isinstance(value, NotTestable):
                 state, why, value = NOT_TESTABLE, value.reason, None
             else:
-                noise = claim.get("noise")
-                state = verdict(value, claim.get("paper_value"), compare, tolerance, noise)
+                noise, noise_abs = claim.get("noise"), claim.get("noise_abs")
+                state = verdict(value, claim.get("paper_value"), compare, tolerance, noise, noise_abs)
                 testable_at = claim.get("testable_at")
                 if testable_at and scale is not None and scale not in testable_at:
                     state = NOT_TESTABLE
                     why = claim.get("untestable_reason") or f"needs scale {' or '.join(testable_at)}"
-                elif state == NOT_TESTABLE and noise:
-                    lo, hi = accepted_range(claim.get("paper_value"), compare, tolerance)
-                    vlo, vhi = noise_range(value, noise)
-                    why = (f"within measurement noise: ours {_fmt(float(value))}, and {_fmt(vlo)}-{_fmt(vhi)} "
-                           f"(a factor {1 + noise:g} either way, what identical builds may measure) straddles the accepted range "
-                           f"[{_fmt(lo)}, {_fmt(hi)}] ({_test_text(compare, tolerance)}); this build cannot "
-                           f"decide it (needs less noisy timings: the paper scale's trials and run lengths, or an "
-                           f"idle machine)")
+                elif state == NOT_TESTABLE and (noise or noise_abs):
+                    why = _noise_why(value, claim, compare, tolerance)
                 elif state == NOT_TESTABLE and not why:
                     why = "the check found no value in these results"
                 elif state == FAILS and not why:
@@ -190,10 +195,24 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _noise_why(value, claim: dict, compare: str, tolerance) -> str:
+    """The reason of a verdict the claim's measurement noise leaves open, with the numbers."""
+    noise, noise_abs = claim.get("noise"), claim.get("noise_abs")
+    lo, hi = accepted_range(claim.get("paper_value"), compare, tolerance)
+    vlo, vhi = value_range(value, noise, noise_abs)
+    spread = " and ".join(([f"a factor {1 + noise:g} either way"] if noise else [])
+                          + ([f"± {noise_abs:g}"] if noise_abs else []))
+    needs = ("less noisy timings: the paper scale's trials and run lengths, or an idle machine" if noise
+             else "more seeds or the paper scale's runs")
+    return (f"within measurement noise: ours {_fmt(float(value))}, and {_fmt(vlo)} to {_fmt(vhi)} ({spread}, "
+            f"what builds of the same runs may measure) straddles the accepted range [{_fmt(lo)}, {_fmt(hi)}] "
+            f"({_test_text(compare, tolerance)}); this build cannot decide it (needs {needs})")
+
+
 def validate_claims(claims: list[dict], paper: str = "") -> None:
     """Reject malformed claim entries (unknown keys, bad compare, duplicate ids) before evaluation."""
     allowed = {"id", "text", "paper_value", "check", "compare", "tolerance", "experiments", "testable_at",
-               "untestable_reason", "why", "noise"}
+               "untestable_reason", "why", "noise", "noise_abs"}
     seen = set()
     for c in claims:
         where = f"{paper} claim {c.get('id')!r}"
@@ -211,6 +230,12 @@ def validate_claims(claims: list[dict], paper: str = "") -> None:
                     or not 0 < noise < 1:
                 raise ValueError(f"{where}: noise={noise!r} must be a relative measurement noise in (0, 1) "
                                  "on a numeric compare (approx, rel, le, ge, band)")
+        if "noise_abs" in c:
+            noise_abs = c["noise_abs"]
+            if c.get("compare", "true") == "true" or isinstance(noise_abs, bool) \
+                    or not isinstance(noise_abs, (int, float)) or not 0 < noise_abs < math.inf:
+                raise ValueError(f"{where}: noise_abs={noise_abs!r} must be a positive absolute measurement noise "
+                                 "(in the value's units) on a numeric compare (approx, rel, le, ge, band)")
         if c.get("testable_at") and not c.get("untestable_reason"):
             raise ValueError(f"{where}: testable_at needs an untestable_reason naming the knob")
 
