@@ -141,3 +141,30 @@ def test_read_only_parameters_data_and_labels_are_accepted():
         z = model.forward(w, X)
         z.flags.writeable = False
         assert np.isfinite(fn(z, y)[0]).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 6, 8, 5), (2, 7, 5, 3)])     # odd H / W: a remainder row / column
+def test_compiled_2x2_maxpool_is_the_numpy_passes_bit_for_bit(dtype, shape):
+    """MaxPool2d(2) on a C-contiguous map runs kernels.maxpool2; a non-contiguous one the numpy
+    passes. Same values, same choices (ties, +-0, NaN, inf), same routed gradients."""
+    from fedrepro.nn.layers import MaxPool2d, Workspace
+
+    r = np.random.default_rng(4)
+    x = r.integers(-2, 3, size=shape).astype(dtype)             # many ties
+    x.reshape(-1)[:8] = [np.nan, -0.0, 0.0, -0.0, np.inf, -np.inf, 0.0, np.nan]
+    bsz, h, w, c = shape
+    gy = r.standard_normal((bsz, h // 2, w // 2, c)).astype(dtype)
+    gy.reshape(-1)[:4] = [np.inf, -0.0, np.nan, -1.0]
+    layer = MaxPool2d(2)
+    y_c, cache_c = layer.forward((), x, None, Workspace())
+    y_n, cache_n = layer.forward((), np.asfortranarray(x), None, Workspace())
+    assert cache_c[1] is None and cache_n[1] is not None        # the two paths ran
+    _same_bits(y_c, y_n)
+    with np.errstate(invalid="ignore"):
+        dx_c = layer.backward((), cache_c, gy, (), True, Workspace())
+        dx_n = layer.backward((), cache_n, gy, (), True, Workspace())
+    _same_bits(np.ascontiguousarray(dx_c), np.ascontiguousarray(dx_n))
+    # a transposed gradient view (as Flatten's backward hands it) gives the same
+    gy_t = np.ascontiguousarray(gy.transpose(3, 1, 2, 0)).transpose(3, 1, 2, 0)
+    _same_bits(np.ascontiguousarray(layer.backward((), cache_c, gy_t, (), True, Workspace())), dx_c)

@@ -9,6 +9,9 @@ numpy expression it replaces, in the same order, so results are bit-identical to
 * :func:`relu`       np.maximum(x, 0)          (NaN passes through, as in numpy)
 * :func:`relu_grad`  g * (y > 0)               (0 * g: signed zeros and NaN as in numpy)
 * :func:`row_sums`   g.sum(axis=1) of g (n, B) (numpy's summation order for B <= 128)
+* :func:`maxpool2`, :func:`maxpool2_grad`  MaxPool2d(2)'s numpy passes on channel-last maps (one
+                     read of the input instead of two stages of masks: CNN 1's two pools 2.3 -> 0.4 ms
+                     forward, 2.8 -> 1.8 ms backward at B = 50)
 
 Every kernel is compiled eagerly for float32 and float64 when this module is imported (the
 compiled code is cached next to the module, so after the first import this is a load), never
@@ -163,3 +166,56 @@ def softmax_ce(z, y, losses, g, want_grad):
             for k in range(K):
                 g[b, k] = (q[k] - dot) * p[k]
     return -1
+
+
+# ---- 2x2 max-pool on channel-last maps ---------------------------------------------------------
+# The numpy passes of MaxPool2d (k = 2): columns then rows, value = np.maximum (NaN wins), choice =
+# np.greater (ties go to the first element); the backward pass routes with the same products and
+# differences (g * a, g - g * a), so zeros, signs and non-finite gradients match numpy's.
+_POOL_FWD = _sigs(lambda t: types.void(_a(t, 4, readonly=True), _a(t, 4), _a(types.uint8, 4)))
+_POOL_BWD = _sigs(lambda t: types.void(_a(t, 4, "A", readonly=True), _a(types.uint8, 4, readonly=True), _a(t, 4)))
+
+
+@njit(inline="always")
+def _max(a, b):
+    return a if a > b or a != a else b          # np.maximum: NaN propagates, a tie (+-0) gives b
+
+
+@njit(_POOL_FWD, **_OPTS)
+def maxpool2(x, y, code):
+    """y (B, H//2, W//2, C) and code = 4 h + 2 w1 + w0 (h: the lower row won, w_r: the right
+    column of row r won) from x (B, H, W, C)."""
+    B, ho, wo, C = y.shape
+    for b in range(B):
+        for i in range(ho):
+            for j in range(wo):
+                for c in range(C):
+                    a0 = x[b, 2 * i, 2 * j, c]
+                    b0 = x[b, 2 * i, 2 * j + 1, c]
+                    a1 = x[b, 2 * i + 1, 2 * j, c]
+                    b1 = x[b, 2 * i + 1, 2 * j + 1, c]
+                    m0 = _max(a0, b0)
+                    m1 = _max(a1, b1)
+                    y[b, i, j, c] = _max(m0, m1)
+                    code[b, i, j, c] = 4 * (m1 > m0) + 2 * (b1 > a1) + (b0 > a0)
+
+
+@njit(_POOL_BWD, **_OPTS)
+def maxpool2_grad(gy, code, dx):
+    """dx (B, H, W, C) from gy (B, H//2, W//2, C): rows then columns, g1 = g * chosen, g0 = g - g1
+    (remainder rows/columns of dx are left as they are)."""
+    B, ho, wo, C = gy.shape
+    for b in range(B):
+        for i in range(ho):
+            for j in range(wo):
+                for c in range(C):
+                    g = gy[b, i, j, c]
+                    k = code[b, i, j, c]
+                    h1 = g * ((k >> 2) & 1)
+                    h0 = g - h1
+                    w1 = h0 * (k & 1)
+                    dx[b, 2 * i, 2 * j + 1, c] = w1
+                    dx[b, 2 * i, 2 * j, c] = h0 - w1
+                    w1 = h1 * ((k >> 1) & 1)
+                    dx[b, 2 * i + 1, 2 * j + 1, c] = w1
+                    dx[b, 2 * i + 1, 2 * j, c] = h1 - w1

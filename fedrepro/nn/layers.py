@@ -53,6 +53,7 @@ from numpy.lib.stride_tricks import as_strided
 from fedrepro.nn import kernels
 
 
+_COMPILED = (np.dtype(np.float32), np.dtype(np.float64))   # dtypes of fedrepro.nn.kernels
 _SMALL_C = 8              # below this many input channels im2col is built channel-first
 _COL2IM_CHUNK = 3 << 17   # floats of d-cols blocks per col2im chunk (~1.5 MB in float32)
 _IM2COL_CHUNK = 5 << 16   # floats of im2col rows per chunk (~1.3 MB in float32: 2 images of CNN 1's conv 2)
@@ -328,7 +329,8 @@ class Conv2d(Layer):
 class MaxPool2d(Layer):
     """Non-overlapping k x k max-pool, stride k (``torch.nn.MaxPool2d(k)``; a
     remainder row/column is dropped like PyTorch's floor mode). Ties go to the
-    first element of the window in row-major order, as in PyTorch."""
+    first element of the window in row-major order, as in PyTorch. k = 2 on a contiguous
+    float map runs the compiled pass :func:`fedrepro.nn.kernels.maxpool2` (bit-identical)."""
 
     kernel_size: int = 2
     kind = "maxpool2d"
@@ -349,6 +351,11 @@ class MaxPool2d(Layer):
         bsz, h, w, c = x.shape
         k = self.kernel_size
         ho, wo = h // k, w // k
+        if k == 2 and x.flags.c_contiguous and x.dtype in _COMPILED:
+            # one compiled pass with the numpy passes' arithmetic below (kernels.maxpool2)
+            y, code = ws("y", (bsz, ho, wo, c), x.dtype), ws("code", (bsz, ho, wo, c), np.uint8)
+            kernels.maxpool2(x, y, code)
+            return y, (code, None, x.shape)
         # two stages, columns then rows: both keep the first maximum, so the chosen
         # element is the first maximum of the window in row-major order
         xr = x[:, :ho * k, :wo * k, :].reshape(bsz, ho * k, wo, k, c)
@@ -362,6 +369,10 @@ class MaxPool2d(Layer):
         bsz, h, w, c = xshape
         k = self.kernel_size
         ho, wo = h // k, w // k
+        if arg_h is None:                   # the compiled forward's choice codes
+            dx = ws("dx", xshape, gy.dtype)     # created zeroed; remainder rows/columns stay 0
+            kernels.maxpool2_grad(gy, arg_w, dx)
+            return dx
         gh = ws("gh", (bsz, ho, k, wo, c), gy.dtype)
         _route(gy, arg_h, [gh[:, :, i, :, :] for i in range(k)])
         gh = gh.reshape(bsz, ho * k, wo, c)
