@@ -99,6 +99,21 @@ _HEAD_SIG = _sigs(lambda t: types.int64(_a(t, 2, "A", readonly=True), _a(types.i
                                          _a(t, 2, "A"), types.boolean))
 
 
+@njit(inline="always")
+def _shifted_exp(z, b, e):
+    """e_k = exp(z[b, k] - m), m = max_k z[b, k]; returns (m, sum_k e_k) summed in order."""
+    m = z[b, 0]
+    for k in range(1, z.shape[1]):
+        if z[b, k] > m:
+            m = z[b, k]
+    e[0] = np.exp(z[b, 0] - m)
+    s = e[0]
+    for k in range(1, z.shape[1]):
+        e[k] = np.exp(z[b, k] - m)
+        s += e[k]
+    return m, s
+
+
 @njit(_HEAD_SIG, **_OPTS)
 def logits_ce(z, y, losses, g, want_grad):
     """loss = log sum_k e_k - (z_y - max z), e = exp(z - max z); g = (e / sum e - onehot(y)) / B."""
@@ -108,15 +123,7 @@ def logits_ce(z, y, losses, g, want_grad):
         c = y[b]
         if c < 0 or c >= K:
             return b
-        m = z[b, 0]
-        for k in range(1, K):
-            if z[b, k] > m:
-                m = z[b, k]
-        e[0] = np.exp(z[b, 0] - m)
-        s = e[0]
-        for k in range(1, K):
-            e[k] = np.exp(z[b, k] - m)
-            s += e[k]
+        m, s = _shifted_exp(z, b, e)
         losses[b] = np.log(s) - (z[b, c] - m)
         if want_grad:
             for k in range(K):
@@ -138,15 +145,7 @@ def softmax_ce(z, y, losses, g, want_grad):
         c = y[b]
         if c < 0 or c >= K:
             return b
-        m = z[b, 0]
-        for k in range(1, K):
-            if z[b, k] > m:
-                m = z[b, k]
-        p[0] = np.exp(z[b, 0] - m)
-        sp = p[0]
-        for k in range(1, K):
-            p[k] = np.exp(z[b, k] - m)
-            sp += p[k]
+        sp = _shifted_exp(z, b, p)[1]
         for k in range(K):
             p[k] /= sp
             q[k] = np.exp(p[k])              # p in [0, 1]: no shift needed
