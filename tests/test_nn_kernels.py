@@ -168,3 +168,17 @@ def test_compiled_2x2_maxpool_is_the_numpy_passes_bit_for_bit(dtype, shape):
     # a transposed gradient view (as Flatten's backward hands it) gives the same
     gy_t = np.ascontiguousarray(gy.transpose(3, 1, 2, 0)).transpose(3, 1, 2, 0)
     _same_bits(np.ascontiguousarray(layer.backward((), cache_c, gy_t, (), True, Workspace())), dx_c)
+
+
+@pytest.mark.parametrize("fn", [logits_ce, softmax_ce])
+def test_heads_reject_float_labels_and_a_wrong_out_buffer(fn):
+    """The compiled heads index with the labels and write into ``out`` unchecked: both are
+    validated first (no silent truncation of 1.7 to 1, no write past a short buffer)."""
+    z = np.zeros((3, 4))
+    with pytest.raises(ValueError, match="integer labels"):
+        fn(z, np.array([0.0, 1.7, 2.0]))
+    for bad in (np.empty((3, 3)), np.empty((3, 4), np.float32), np.empty((4, 3)).T[:2], [[0.0] * 4] * 3):
+        with pytest.raises(ValueError, match="out must be a float64 array of shape"):
+            fn(z, np.array([0, 1, 2]), out=bad)
+    good = np.empty((4, 3)).T                                  # any strides of the right shape and dtype
+    assert fn(z, np.array([0, 1, 2]), out=good)[1] is good

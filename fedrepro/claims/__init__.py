@@ -224,18 +224,12 @@ def validate_claims(claims: list[dict], paper: str = "") -> None:
         seen.add(c.get("id"))
         if c.get("compare", "true") not in COMPARES:
             raise ValueError(f"{where}: compare={c.get('compare')!r} is not allowed; choose one of {COMPARES}")
-        if "noise" in c:
-            noise = c["noise"]
-            if c.get("compare", "true") == "true" or isinstance(noise, bool) or not isinstance(noise, (int, float)) \
-                    or not 0 < noise < 1:
-                raise ValueError(f"{where}: noise={noise!r} must be a relative measurement noise in (0, 1) "
-                                 "on a numeric compare (approx, rel, le, ge, band)")
-        if "noise_abs" in c:
-            noise_abs = c["noise_abs"]
-            if c.get("compare", "true") == "true" or isinstance(noise_abs, bool) \
-                    or not isinstance(noise_abs, (int, float)) or not 0 < noise_abs < math.inf:
-                raise ValueError(f"{where}: noise_abs={noise_abs!r} must be a positive absolute measurement noise "
-                                 "(in the value's units) on a numeric compare (approx, rel, le, ge, band)")
+        for key, top, what in (("noise", 1.0, "a relative measurement noise in (0, 1)"),
+                               ("noise_abs", math.inf, "a positive absolute measurement noise (in the value's units)")):
+            v = c.get(key)
+            if key in c and (c.get("compare", "true") == "true" or isinstance(v, bool)
+                             or not isinstance(v, (int, float)) or not 0 < v < top):
+                raise ValueError(f"{where}: {key}={v!r} must be {what} on a numeric compare (approx, rel, le, ge, band)")
         if c.get("testable_at") and not c.get("untestable_reason"):
             raise ValueError(f"{where}: testable_at needs an untestable_reason naming the knob")
 

@@ -26,14 +26,18 @@ def _head(kernel, z, y, grad: bool, out):
         z = z.astype(np.float64)
     if z.ndim != 2:
         raise ValueError(f"head: z must be (B, K) logits, got shape {z.shape}")
+    y = np.asarray(y)
+    if y.shape != z.shape[:1] or y.dtype.kind not in "iu":
+        raise ValueError(f"head: y must be {z.shape[0]} integer labels, got {y.dtype} array of shape {y.shape}")
     y = np.ascontiguousarray(y, dtype=np.int64)
-    if y.shape != z.shape[:1]:
-        raise ValueError(f"head: y must be {z.shape[0]} labels, got shape {y.shape}")
     losses = np.empty(z.shape[0], dtype=z.dtype)
     if not grad:
         g = np.empty((0, 0), dtype=z.dtype)
     elif out is None:
         g = np.empty_like(z, order="C")
+    elif not isinstance(out, np.ndarray) or out.shape != z.shape or out.dtype != z.dtype:
+        raise ValueError(f"head: out must be a {z.dtype} array of shape {z.shape}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
     else:
         g = out
     bad = kernel(z, y, losses, g, bool(grad))
