@@ -3,7 +3,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedrepro.claims import NotTestable, Outcome, evaluate, to_markdown, validate_claims, verdict
+from scipy import stats
+
+from fedrepro.claims import (NotTestable, Outcome, Replicates, accepted_range, decide, evaluate, to_markdown,
+                            validate_claims)
 from fedrepro.experiments.results import read_metadata, run_frame, summarize, write_parquet
 from fedrepro.sim.loop import simulate
 from tests.toys import LocalGD, Quadratic
@@ -51,140 +54,189 @@ def test_summary_one_row_per_run():
     assert len(s) == 2 and (s["round"] == 5).all() and not s["reached"].any()
 
 
-def test_verdicts_are_computed():
-    assert verdict(True, None, "true") == "holds"
-    assert verdict(0, None, "true") == "fails"
-    assert verdict(None, 3, "approx", 1) == "not testable here"
-    assert verdict(3.4, 3, "approx", 0.5) == "holds" and verdict(3.6, 3, "approx", 0.5) == "fails"
-    assert verdict(105, 100, "rel", 0.1) == "holds" and verdict(120, 100, "rel", 0.1) == "fails"
-    assert verdict(5, 4, "le") == "fails" and verdict(5, 4, "ge") == "holds"
-    assert verdict(30, 10, "band", 3) == "holds" and verdict(31, 10, "band", 3) == "fails"
-    assert verdict(3.4, 10, "band", 3) == "holds" and verdict(3.3, 10, "band", 3) == "fails"
-    with pytest.raises(ValueError, match="compare"):
-        verdict(1, 1, "roughly")
+def _claim(**kw):
+    base = {"id": "c", "kind": "paper", "source": {"place": "Sec. 1", "quote": "A beats B."},
+            "text": "paired difference A - B below 0", "check": "d", "compare": "lt", "paper_value": 0,
+            "experiments": ["e"]}
+    return {**base, **kw}
+
+
+def test_interval_decides_holds_fails_undecided():
+    assert decide(Replicates([-1.0, -2.0, -1.5, -1.2]), 0, "lt").verdict == "holds"
+    assert decide(Replicates([1.0, 2.0, 1.5, 1.2]), 0, "lt").verdict == "fails"
+    d = decide(Replicates([-0.1, 0.2, -0.3, 0.05]), 0, "lt")
+    assert d.verdict == "undecided" and d.needed > 4
+    lo, hi = Replicates([-0.1, 0.2, -0.3, 0.05]).interval()
+    x = np.array([-0.1, 0.2, -0.3, 0.05])
+    h = stats.t.ppf(0.975, 3) * x.std(ddof=1) / 2
+    assert lo == pytest.approx(x.mean() - h) and hi == pytest.approx(x.mean() + h)
+    assert "replicates at the measured spread would decide it" in d.reason()
+
+
+def test_replicates_needed_decides_at_the_measured_spread():
+    """The number of replicates the verdict names gives, at the same mean and spread, a decided
+    interval; one fewer does not."""
+    rep = Replicates([-0.1, 0.2, -0.3, 0.05])
+    n = decide(rep, 0, "lt").needed
+    x = rep.values
+    m, s = x.mean(), x.std(ddof=1)
+    half = lambda k: stats.t.ppf(0.975, k - 1) * s / np.sqrt(k)   # noqa: E731
+    assert half(n) < abs(m) <= half(n - 1)
+
+
+def test_a_tie_is_not_a_win():
+    assert decide(Replicates([0.0, 0.0, 0.0]), 0, "lt").verdict == "fails"
+    assert decide(Replicates([0.0, 0.0, 0.0]), 0, "le").verdict == "holds"
+    assert decide(Replicates([1.0, 1.0], deterministic=True), 1, "gt").verdict == "fails"
+
+
+def test_one_noisy_replicate_never_decides():
+    d = decide(Replicates([5.0]), 0, "gt")
+    assert d.verdict == "undecided" and "needs >= 2" in d.reason()
+    assert decide(Replicates([5.0], deterministic=True), 0, "gt").verdict == "holds"
+
+
+def test_log_scale_interval_is_on_the_geometric_mean():
+    rep = Replicates([2.0, 8.0], scale="log")
+    assert rep.estimate == pytest.approx(4.0)
+    lo, hi = rep.interval()
+    assert lo * hi == pytest.approx(16.0) and lo < 4 < hi
+    with pytest.raises(ValueError, match="positive"):
+        Replicates([1.0, -1.0], scale="log")
+    # a ratio band around the paper's 6.43 (x2): decided only when the whole interval is inside or outside
+    assert decide(Replicates([5.0, 5.5, 6.0, 5.2, 5.8], scale="log"), 6.43, "band", 2).verdict == "holds"
+    assert decide(Replicates([1.5, 1.6, 1.4, 1.55], scale="log"), 6.43, "band", 2).verdict == "fails"
+    assert decide(Replicates([2.3, 3.4, 2.9], scale="log"), 6.43, "band", 2).verdict == "undecided"
+
+
+def test_capped_runs_are_bounds():
+    """A baseline that hit its round cap: its rounds are a lower bound, so a ratio baseline / FedADMM
+    >= p holds from the bound but '<= p' cannot be decided by more replicates."""
+    capped = Replicates([60.0, 60.0, 60.0], lower_bound=[True, True, True], label="fedavg/fedadmm")
+    assert capped.interval() == (60.0, np.inf)
+    assert decide(capped, 6.5, "ge").verdict == "holds"
+    d = decide(capped, 64.5, "le")
+    assert d.verdict == "undecided" and "higher round cap" in d.reason() and d.needed is None
+    assert decide(Replicates([3.0, 3.1, 2.9], lower_bound=[True, False, False]), 6.5, "ge").verdict == "undecided"
+
+
+def test_every_component_must_hold_bonferroni():
+    good = Replicates([-1.0, -1.1, -0.9], label="a")
+    assert decide([good, good], 0, "lt").verdict == "holds"
+    assert decide([good, Replicates([1.0, 1.1, 0.9], label="b")], 0, "lt").verdict == "fails"
+    # each of k components at alpha / k: wider than the single interval
+    single = decide(Replicates([-1.0, -0.2, -0.6]), 0, "lt")
+    pair = decide([Replicates([-1.0, -0.2, -0.6]), good], 0, "lt")
+    assert pair.components[0].interval[1] > single.components[0].interval[1]
+    assert "family-wise" in decide([good, Replicates([0.5, -0.5, 0.1], label="b")], 0, "lt").reason()
+
+
+def test_component_paper_values_override_the_claims():
+    reps = [Replicates([6.0, 6.2, 6.1], paper_value=6.1), Replicates([60.0, 61.0, 59.0], paper_value=60.0)]
+    assert decide(reps, None, "rel", 0.1).verdict == "holds"
+
+
+def test_accepted_ranges_and_bad_compares():
+    assert accepted_range(5, "lt") == (-np.inf, 5.0, True, True)
+    assert accepted_range(5, "ge", 1) == (4.0, np.inf, False, True)
+    assert accepted_range(10, "band", 3)[:2] == (10 / 3, 30.0)
     with pytest.raises(ValueError, match="ratio tolerance"):
-        verdict(1, 1, "band", 0.5)
-
-
-def test_noise_turns_only_undecidable_verdicts_into_not_testable():
-    """A value whose noise range (x/(1+n), x(1+n)) straddles an edge of the accepted range is not
-    decided; one clear of every edge keeps its verdict, on either side (the check can still fail)."""
-    # fedepm Table I, SFedAvg/FedEPM LCT at k0 = 20: paper 6.43, band x2 -> [3.215, 12.86]; two
-    # identical builds measured 3.06 and 3.38
-    for ours in (3.06, 3.38):
-        assert verdict(ours, 6.43, "band", 2) in ("holds", "fails")
-        assert verdict(ours, 6.43, "band", 2, noise=0.2) == "not testable here"
-    assert verdict(4.0, 6.43, "band", 2, noise=0.2) == "holds"           # 3.33-4.8: inside
-    assert verdict(2.5, 6.43, "band", 2, noise=0.2) == "fails"           # 2.08-3.0: below 3.215
-    assert verdict(4.72, 2.09, "band", 1.5, noise=0.2) == "fails"        # fedepm LCT growth: clearly outside
-    assert verdict(9.7, 6.5, "ge", 5.5, noise=0.2) == "holds"            # >= 1 with room
-    assert verdict(1.1, 6.5, "ge", 5.5, noise=0.2) == "not testable here"
-    assert verdict(0.5, 6.5, "ge", 5.5, noise=0.2) == "fails"
-    assert verdict(-1.0, 0, "approx", 0.5, noise=0.2) == "fails"         # negative values: sorted range
-    assert verdict(True, None, "true", noise=0.2) == "holds"            # boolean checks: noise has no say
-
-
-def test_absolute_noise_widens_the_value_by_plus_minus_noise_abs():
-    """A difference of final accuracies (pp) against 0 with ± 1 pp of build-to-build noise: decided
-    only with more than 1 pp of room (fedadmm_gong Fig. 6: -0.25 and +0.22 pp in two builds that
-    differ only in float rounding)."""
-    for ours in (-0.25, 0.22, 0.99, -0.99):
-        assert verdict(ours, 0, "ge", noise_abs=1.0) == "not testable here"
-    assert verdict(1.01, 0, "ge", noise_abs=1.0) == "holds"
-    assert verdict(-1.01, 0, "ge", noise_abs=1.0) == "fails"
-    assert verdict(0.22, 0, "ge") == "holds" and verdict(-0.25, 0, "ge") == "fails"   # without it: noise decides
-    assert verdict(5.0, 5.5, "band", 1.05, noise=0.2, noise_abs=0.5) == "not testable here"   # both: 3.67-6.5
-    assert verdict(True, None, "true", noise_abs=1.0) == "holds"
-    claim = {"id": "diff", "text": "t", "check": "d", "compare": "ge", "paper_value": 0, "noise_abs": 1.0,
-             "experiments": ["e"]}
-    df = small_run()
-    t = evaluate([claim], {"d": lambda f, s: 0.22}, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
-    assert t.loc["diff", "verdict"] == "not testable here"
-    assert "± 1" in t.loc["diff", "why"] and "-0.78 to 1.22" in t.loc["diff", "why"] and "more seeds" in t.loc["diff", "why"]
-    for bad in (0, -1, True, "1", float("inf")):
-        with pytest.raises(ValueError, match="noise_abs"):
-            validate_claims([dict(claim, noise_abs=bad)], "p")
-    with pytest.raises(ValueError, match="numeric compare"):
-        validate_claims([dict(claim, compare="true")], "p")
-    validate_claims([claim], "p")
-
-
-def test_a_claim_within_noise_says_so():
-    df = small_run()
-    claim = {"id": "ratio", "text": "t", "check": "rounds", "compare": "band", "paper_value": 5.5, "tolerance": 1.05,
-             "noise": 0.2, "experiments": ["e"]}
-    t = evaluate([claim], {"rounds": lambda f, s: 5.0}, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
-    assert t.loc["ratio", "verdict"] == "not testable here"
-    assert "within measurement noise" in t.loc["ratio", "why"] and "4.167 to 6" in t.loc["ratio", "why"]
-    for bad in (0, 1.5, True, "0.2"):
-        with pytest.raises(ValueError, match="noise"):
-            validate_claims([dict(claim, noise=bad)], "p")
-    with pytest.raises(ValueError, match="numeric compare"):
-        validate_claims([dict(claim, compare="true")], "p")
-    validate_claims([claim], "p")
+        accepted_range(1, "band", 0.5)
+    with pytest.raises(ValueError, match="numeric"):
+        accepted_range(1, "roughly")
+    with pytest.raises(ValueError, match="non-finite"):
+        Replicates([1.0, np.nan])
 
 
 def test_evaluate_claims_from_results():
     df = small_run()
     claims = [
-        {"id": "c1", "text": "objective decreases", "check": "dec", "compare": "true", "experiments": ["e"]},
-        {"id": "c2", "text": "final rounds", "check": "rounds", "compare": "approx", "paper_value": 5,
-         "tolerance": 0, "experiments": ["e"]},
-        {"id": "c3", "text": "needs other data", "check": "rounds", "compare": "true", "experiments": ["x"]},
+        _claim(id="c1"),
+        _claim(id="c2", compare="approx", paper_value=5, tolerance=0.5, tolerance_why="rounds are integers",
+               check="rounds"),
+        _claim(id="c3", experiments=["x"]),
+        _claim(id="c4", kind="check", compare="true", check="dec"),
     ]
-    checks = {"dec": lambda f, s: bool(f["e"]["objective"].iloc[-1] < f["e"]["objective"].iloc[0]),
-              "rounds": lambda f, s: int(s["e"]["rounds"].iloc[0])}
+    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8]),
+              "rounds": lambda f, s: Replicates([int(s["e"]["rounds"].iloc[0])], deterministic=True),
+              "dec": lambda f, s: bool(f["e"]["objective"].iloc[-1] < f["e"]["objective"].iloc[0])}
+    validate_claims(claims, "p", checks, experiments={"e", "x"})
     table = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", skipped={"x": ["real_sim"]})
-    assert table["verdict"].tolist() == ["holds", "holds", "not testable here"]
+    assert table["verdict"].tolist() == ["holds", "holds", "unavailable", "holds"]
     assert "real_sim" in table["why"].iloc[2]
-    assert table["why"].iloc[0] == "" and table["why"].iloc[1] == ""
+    assert table["kind"].tolist() == ["paper", "paper", "paper", "check"]
+    assert table["quote"].iloc[0] == "A beats B." and table["replicates"].iloc[0] == 3
     md = to_markdown(table, "p")
-    assert "| c2 |" in md and "**holds**" in md
+    assert "## Paper statements" in md and "## Checks of our implementation" in md and "| c2 |" in md
 
 
 def test_every_row_that_does_not_hold_says_why():
     df = small_run()
     claims = [
-        {"id": "numbers", "text": "t", "check": "rounds", "compare": "approx", "paper_value": 50, "tolerance": 1,
-         "experiments": ["e"]},
-        {"id": "explained", "text": "t", "check": "explained", "compare": "true", "experiments": ["e"]},
-        {"id": "capped", "text": "t", "check": "capped", "compare": "true", "experiments": ["e"]},
-        {"id": "paper_only", "text": "t", "check": "rounds", "compare": "approx", "paper_value": 5,
-         "experiments": ["e"], "testable_at": ["paper"], "untestable_reason": "needs paper scale: max_rounds 4000"},
-        {"id": "static_why", "text": "t", "check": "rounds", "compare": "le", "paper_value": 1,
-         "experiments": ["e"], "why": "the paper's step is unstated"},
+        _claim(id="fails"),
+        _claim(id="open"),
+        _claim(id="capped", check="capped"),
+        _claim(id="verify_only", testable_at=["verify", "paper"], untestable_reason="needs 5 seeds: scale verify"),
+        _claim(id="static_why", check="explained", why="the paper's step is unstated"),
     ]
-    checks = {"rounds": lambda f, s: int(s["e"]["rounds"].iloc[0]),
-              "explained": lambda f, s: Outcome(False, "FedAlt hit its cap"),
-              "capped": lambda f, s: NotTestable("needs paper scale: 3 of 4 runs hit max_rounds = 60")}
+    checks = {"d": lambda f, s: Replicates([1.0, 1.2, 0.8]) if "fails" in str(s) else Replicates([1.0, 1.2, 0.8]),
+              "capped": lambda f, s: NotTestable("3 of 4 runs hit max_rounds = 60"),
+              "explained": lambda f, s: Outcome(Replicates([0.1, -0.3, 0.2]), "FedAlt hit its cap")}
     t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="quick").set_index("claim")
-    assert t.loc["numbers", "verdict"] == "fails" and "ours 5 vs paper 50" in t.loc["numbers", "why"]
-    assert t.loc["explained", "verdict"] == "fails" and t.loc["explained", "why"] == "FedAlt hit its cap"
-    assert t.loc["capped", "verdict"] == "not testable here" and "max_rounds = 60" in t.loc["capped", "why"]
-    assert t.loc["capped", "our_value"] == "—"
-    assert t.loc["paper_only", "verdict"] == "not testable here" and "paper scale" in t.loc["paper_only", "why"]
-    assert t.loc["paper_only", "our_value"] == "5"                 # computed and shown all the same
-    assert t.loc["static_why", "why"] == "the paper's step is unstated"
-    # at paper scale the scale-gated claim is judged
-    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="paper").set_index("claim")
-    assert t.loc["paper_only", "verdict"] == "holds" and t.loc["paper_only", "why"] == ""
+    assert t.loc["fails", "verdict"] == "fails" and "outside the accepted range" in t.loc["fails", "why"]
+    assert t.loc["capped", "verdict"] == "undecided" and "max_rounds = 60" in t.loc["capped", "why"]
+    assert t.loc["verify_only", "verdict"] == "undecided" and "scale verify" in t.loc["verify_only", "why"]
+    assert t.loc["verify_only", "our_value"].startswith("1 [")          # computed and shown all the same
+    assert t.loc["static_why", "verdict"] == "undecided"
+    assert "FedAlt hit its cap" in t.loc["static_why", "why"] and "sits on the edge" in t.loc["static_why", "why"]
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="verify").set_index("claim")
+    assert t.loc["verify_only", "verdict"] == "fails"
 
 
-def test_claims_files_are_validated():
+@pytest.mark.parametrize("bad, match", [
+    ({"noise": 0.2}, "unknown key"),
+    ({"noise_abs": 1.0}, "unknown key"),
+    ({"kind": None}, "kind"),
+    ({"kind": "claim"}, "kind"),
+    ({"source": None}, "source"),
+    ({"source": {"place": "Fig. 3"}}, "source"),
+    ({"source": {"place": "Fig. 3", "quote": " "}}, "source"),
+    ({"text": ""}, "text"),
+    ({"check": None}, "check"),
+    ({"compare": "true"}, "paper statement"),
+    ({"compare": "roughly"}, "compare"),
+    ({"compare": "approx", "tolerance": 1}, "tolerance_why"),
+    ({"compare": "band", "tolerance": 2, "tolerance_why": "x2: two platforms", "paper_value": None}, "paper_value"),
+    ({"tolerance": -1}, "tolerance"),
+    ({"tolerance": float("inf")}, "tolerance"),
+    ({"testable_at": ["verify"]}, "untestable_reason"),
+    ({"testable_at": "verify", "untestable_reason": "x"}, "testable_at"),
+    ({"experiments": "e"}, "experiments"),
+    ({"check": "nope"}, "not defined"),
+    ({"experiments": ["nope"]}, "not defined"),
+])
+def test_claims_files_are_validated(bad, match):
+    with pytest.raises(ValueError, match=match):
+        validate_claims([_claim(**bad)], "p", {"d": None}, experiments={"e"}, scales=("quick", "verify", "paper"))
+
+
+def test_claims_file_shape_and_duplicates_are_rejected():
     with pytest.raises(ValueError, match="duplicate claim id"):
-        validate_claims([{"id": "a", "check": "x"}, {"id": "a", "check": "y"}], "p")
-    with pytest.raises(ValueError, match="unknown key"):
-        validate_claims([{"id": "a", "check": "x", "tolerence": 1}], "p")
-    with pytest.raises(ValueError, match="untestable_reason"):
-        validate_claims([{"id": "a", "check": "x", "testable_at": ["paper"]}], "p")
+        validate_claims([_claim(), _claim()], "p")
+    with pytest.raises(ValueError, match="must be a list"):
+        validate_claims({"c": _claim()}, "p")
+    with pytest.raises(ValueError, match="no 'id'"):
+        validate_claims([{k: v for k, v in _claim().items() if k != "id"}], "p")
+    validate_claims([_claim(kind="check", compare="true")], "p")       # checks may be booleans
 
 
 def test_status_block_generated_from_claims_parquet(tmp_path):
     from fedrepro.claims.status import BEGIN, END, main
 
-    for paper, verdicts in {"fedepm": ["holds", "holds", "fails"], "frpg": ["holds", "not testable here"]}.items():
+    for paper, verdicts in {"fedepm": ["holds", "holds", "fails", "holds"], "frpg": ["holds", "undecided"]}.items():
         (tmp_path / "results" / paper).mkdir(parents=True)
-        pd.DataFrame({"claim": [f"c{i}" for i in range(len(verdicts))], "verdict": verdicts}).to_parquet(
+        kinds = ["paper"] * 3 + ["check"] if paper == "fedepm" else ["paper", "paper"]
+        pd.DataFrame({"claim": [f"c{i}" for i in range(len(verdicts))], "kind": kinds, "verdict": verdicts}).to_parquet(
             tmp_path / "results" / paper / "claims.parquet")
     doc = tmp_path / "README.md"
     doc.write_text(f"intro\n{BEGIN}\nold counts\n{END}\noutro\n")
@@ -192,7 +244,7 @@ def test_status_block_generated_from_claims_parquet(tmp_path):
     assert main(["--check", "--results", results, str(doc)]) == 1
     assert main(["--results", results, str(doc)]) == 0
     text = doc.read_text()
-    assert "| fedepm | 2 | 1 | 0 | 3 |" in text and "| frpg | 1 | 0 | 1 | 2 |" in text
+    assert "| fedepm | 2 | 1 | 0 | 0 | 3 | 1 | 0 |" in text and "| frpg | 1 | 0 | 1 | 0 | 2 | 0 | 0 |" in text
     assert text.startswith("intro\n") and text.endswith("outro\n") and "old counts" not in text
     assert main(["--check", "--results", results, str(doc)]) == 0
 
@@ -220,10 +272,10 @@ def test_compare_results_ignores_timing_and_finds_changes(tmp_path):
 def test_markdown_rows_keep_their_cells_when_values_contain_a_pipe():
     from fedrepro.claims import Outcome, evaluate, to_markdown
 
-    claims = [{"id": "c", "text": "a | b", "check": "f", "compare": "true", "experiments": []}]
+    claims = [_claim(text="a | b", check="f", kind="check", compare="true", experiments=[])]
     table = evaluate(claims, {"f": lambda fr, su: Outcome(False, why="x | y", detail="mean |A^t| 3")}, {}, {})
     row = [line for line in to_markdown(table, "p").splitlines() if line.startswith("| c ")][0]
-    assert row.count("|") - row.count("\\|") == 8
+    assert row.count("|") - row.count("\\|") == 10
 
 
 def test_provenance_lists_python_and_every_library_version():

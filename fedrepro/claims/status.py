@@ -14,21 +14,43 @@ import re
 import sys
 from pathlib import Path
 
-from fedrepro.claims import VERDICTS, status_table
+from fedrepro.claims import STATUS_COLUMNS, status_table
 
 BEGIN, END = "<!-- claims-status:begin -->", "<!-- claims-status:end -->"
 _BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 
 
+def _provenance(results_dir) -> str:
+    """Commit and date of the build, from the claims tables' provenance metadata."""
+    from fedrepro.experiments.results import read_metadata
+
+    seen = set()
+    for path in sorted(Path(results_dir).glob("*/claims.parquet")):
+        try:
+            meta = read_metadata(path)
+        except Exception:  # noqa: BLE001 - a table without metadata has no provenance to quote
+            continue
+        commit, date = str(meta.get("git_commit", ""))[:7], str(meta.get("created", ""))[:10]
+        if commit or date:
+            seen.add((commit, date))
+    return "; ".join(f"commit {c or '?'}, {d or '?'}" for c, d in sorted(seen))
+
+
 def status_markdown(results_dir: str | Path = "results", scale: str | None = None) -> str:
-    """The generated block (markers included): a table of verdict counts per paper."""
+    """The generated block (markers included): per paper, the paper statements by verdict and the
+    checks of our implementation apart."""
     table = status_table(results_dir)
-    head = (f"Claim verdicts of the last {scale + '-scale ' if scale else ''}build, generated from "
-            "`results/<paper>/claims.parquet` by `python -m fedrepro.claims.status`:")
-    lines = [BEGIN, head, "", "| paper | " + " | ".join(VERDICTS) + " | claims |",
-             "|---|" + "---|" * (len(VERDICTS) + 1)]
+    prov = _provenance(results_dir)
+    head = (f"Claim verdicts of the last {scale + '-scale ' if scale else ''}build"
+            f"{' (' + prov + ')' if prov else ''}, generated from `results/<paper>/claims.parquet` by "
+            "`python -m fedrepro.claims.status`. Paper statements: holds / fails (decided by a 95% interval "
+            "from replicates), undecided (the interval straddles the paper's statement; `claims.md` names the "
+            "replicates that would decide it), unavailable (dataset not available offline). Checks of our own "
+            "code are counted apart:")
+    cols = STATUS_COLUMNS[1:]
+    lines = [BEGIN, head, "", "| paper | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for row in table.to_dict("records"):
-        lines.append(f"| {row['paper']} | " + " | ".join(str(row[v]) for v in VERDICTS) + f" | {row['total']} |")
+        lines.append(f"| {row['paper']} | " + " | ".join(str(row[v]) for v in cols) + " |")
     return "\n".join(lines + [END])
 
 

@@ -130,19 +130,20 @@ def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
     return read_yaml(path) or {}
 
 
-SCALES = ("quick", "reduced", "paper")
+SCALES = ("quick", "verify", "reduced", "paper")
 
 
 def resolve_scale(block: dict, scale: str) -> dict:
-    """Apply ``block['scales'][scale]`` and drop the ``scales`` key. ``reduced`` (an intermediate
-    tier, e.g. fedadmm_gong's MLPs on full data) falls back to the block's ``quick`` settings when the
-    block does not define it."""
+    """Apply ``block['scales'][scale]`` and drop the ``scales`` key. ``verify`` (the cheapest
+    configuration that decides the paper's statements) and ``reduced`` (an intermediate tier, e.g.
+    fedadmm_gong's MLPs on full data) fall back to the block's ``quick`` settings when the block does
+    not define them."""
     scales = block.get("scales", {}) or {}
     if scale not in SCALES and scale not in scales:
         raise ConfigError(f"scale={scale!r} is not allowed; use {', '.join(SCALES)} "
                           f"(or a scale this experiment defines: {sorted(scales)})")
     out = {k: v for k, v in block.items() if k != "scales"}
-    if scale == "reduced" and "reduced" not in scales:
+    if scale in ("verify", "reduced") and scale not in scales:
         scale = "quick"
     return deep_merge(out, scales.get(scale, {}))
 

@@ -17,7 +17,7 @@ _INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _RULE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
-VERDICT_CLASSES = {"holds": "holds", "fails": "fails", "not testable here": "untestable"}
+VERDICT_CLASSES = {"holds": "holds", "fails": "fails", "undecided": "untestable", "unavailable": "untestable"}
 
 STYLE = """
 body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em; color: #111; background: #fff; }

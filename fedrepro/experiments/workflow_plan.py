@@ -234,7 +234,7 @@ def cell_runtime_min(cell: dict, scale: str) -> int:
     if (cell.get("problem") or {}).get("name") == "worker_neural":
         return worker_cell_cost(cell)["runtime_min"]
     minutes = convex_cell_runtime_min(cell)
-    return max(30, minutes) if scale == "quick" else minutes
+    return max(30, minutes) if scale in ("quick", "verify") else minutes
 
 
 # Bytes per second assumed for a pass over a convex problem's data in a runtime request: ~10x below

@@ -1,0 +1,302 @@
+"""Claims files: validated entries, evaluated against our results into a verdict table.
+
+A claims file (``workflow/papers/<paper>.claims.yaml``) lists entries::
+
+    - id: fig3_fewest_cr
+      kind: paper                    # paper: a statement of the paper (counted in its score)
+                                     # check: an acceptance check or identity (reported apart)
+      source:
+        place: "Sec. V-B, Fig. 3"
+        quote: "FedEPM uses the fewest CR ..."   # verbatim from the paper (a test checks it)
+      text: "our reading: mean CR of FedEPM below both baselines' at every (m, k0), paired by seed"
+      check: fewest_cr_every_k0      # fedrepro/papers/<paper>/claims.py CHECKS name
+      compare: lt                    # lt gt le ge approx rel band (true: kind check only)
+      paper_value: 0
+      tolerance: ...                 # with tolerance_why: why this band, fixed before our value
+      experiments: [fig3]
+      testable_at: [verify, paper]   # + untestable_reason: scales where the claim is decided
+
+The check returns :class:`~fedrepro.claims.verdicts.Replicates` (or a list of them),
+``Outcome(value, why, detail)`` around that, :class:`NotTestable`, or None; the verdict is computed
+by :func:`~fedrepro.claims.verdicts.decide`, never written by hand.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, Decision, Replicates,
+                                      accepted_range, decide)
+
+KINDS = ("paper", "check")
+COLUMNS = ["paper", "claim", "kind", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
+           "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed"]
+ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "compare", "tolerance", "tolerance_why",
+                "experiments", "testable_at", "untestable_reason", "why"}
+
+
+@dataclass(frozen=True)
+class NotTestable:
+    """Returned by a check when this build cannot decide the claim; ``reason`` says why and which
+    knob would (e.g. "5 of 8 baseline runs hit the max_rounds = 120 cap: scale verify")."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check's value with the explanation shown when the verdict is not ``holds`` (``why``) and
+    context always shown after the value (``detail``: other readings, sensitivity series)."""
+
+    value: Any
+    why: str = ""
+    detail: str = ""
+
+
+def validate_claims(claims, paper: str = "", checks: dict | None = None, experiments=None,
+                    scales=None) -> None:
+    """Reject a malformed claims file before any evaluation: unknown keys, duplicate or missing ids,
+    a missing ``kind`` / ``source`` (place and quote) / ``text`` / ``check``, a compare the kind does
+    not allow, a tolerance without its reason, ``testable_at`` without ``untestable_reason``, and,
+    when given, a check name not in ``checks`` or an experiment not in ``experiments``."""
+    where_file = f"workflow/papers/{paper}.claims.yaml"
+    if not isinstance(claims, list):
+        raise ValueError(f"{where_file}: 'claims' must be a list of entries, got {type(claims).__name__}")
+    seen = set()
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict):
+            raise ValueError(f"{where_file}: entry {i} is {type(c).__name__}, not a mapping")
+        cid = c.get("id")
+        where = f"{where_file} claim {cid!r}"
+        if not isinstance(cid, str) or not cid:
+            raise ValueError(f"{where_file}: entry {i} has no 'id'")
+        unknown = sorted(set(c) - ALLOWED_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(ALLOWED_KEYS)}")
+        if cid in seen:
+            raise ValueError(f"{where}: duplicate claim id")
+        seen.add(cid)
+        kind = c.get("kind")
+        if kind not in KINDS:
+            raise ValueError(f"{where}: kind={kind!r}; use 'paper' (a statement of the paper) or 'check' "
+                             "(an acceptance check or identity of our code, reported apart)")
+        src = c.get("source")
+        if not isinstance(src, dict) or set(src) != {"place", "quote"} or not all(
+                isinstance(src[k], str) and src[k].strip() for k in ("place", "quote")):
+            raise ValueError(f"{where}: source must be {{place: <section, figure or table>, quote: <the sentence "
+                             f"quoted from the paper>}}, got {src!r}")
+        for key in ("text", "check"):
+            if not isinstance(c.get(key), str) or not c[key].strip():
+                raise ValueError(f"{where}: '{key}' is required (a non-empty string)")
+        compare = c.get("compare")
+        if compare not in COMPARES:
+            raise ValueError(f"{where}: compare={compare!r} is not allowed; choose one of {COMPARES}")
+        if compare == "true" and kind == "paper":
+            raise ValueError(f"{where}: a paper statement is decided from an interval: use a numeric compare "
+                             f"({', '.join(COMPARES[:-1])}), not 'true'")
+        if compare != "true":
+            try:
+                accepted_range(c.get("paper_value"), compare, c.get("tolerance"))
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"{where}: {err}") from None
+            tol = c.get("tolerance")
+            if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol)
+                                    or tol < 0):
+                raise ValueError(f"{where}: tolerance={tol!r} must be a finite number >= 0")
+            if kind == "paper" and (tol or compare in ("approx", "rel", "band")) and not str(c.get("tolerance_why", "")).strip():
+                raise ValueError(f"{where}: tolerance {tol!r} needs tolerance_why: why this band, fixed before "
+                                 "looking at our value")
+        exps = c.get("experiments", [])
+        if not isinstance(exps, list) or not all(isinstance(e, str) for e in exps):
+            raise ValueError(f"{where}: experiments must be a list of experiment ids, got {exps!r}")
+        if experiments is not None:
+            bad = [e for e in exps if e not in experiments]
+            if bad:
+                raise ValueError(f"{where}: experiment(s) {bad} are not defined in workflow/papers/{paper}.yaml; "
+                                 f"defined: {sorted(experiments)}")
+        if checks is not None and c["check"] not in checks:
+            raise ValueError(f"{where}: check {c['check']!r} is not defined in fedrepro/papers/{paper}/claims.py "
+                             f"CHECKS")
+        ta = c.get("testable_at")
+        if ta is not None:
+            if not isinstance(ta, list) or not ta or not all(isinstance(s, str) for s in ta):
+                raise ValueError(f"{where}: testable_at must be a non-empty list of scales, got {ta!r}")
+            if scales is not None and not set(ta) <= set(scales):
+                raise ValueError(f"{where}: testable_at {ta} names unknown scales; use {list(scales)}")
+            if not str(c.get("untestable_reason", "")).strip():
+                raise ValueError(f"{where}: testable_at needs an untestable_reason naming the knob")
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, (dict, list, tuple)):
+        return json.dumps(x, default=str)
+    return str(x)
+
+
+def test_text(compare: str, tolerance) -> str:
+    tol = _fmt(tolerance)
+    if compare == "band":
+        return f"within x{tol} of the paper's value"
+    names = {"lt": "<", "gt": ">", "le": "<=", "ge": ">=", "approx": "≈", "rel": "≈ (relative)", "true": "true"}
+    return names.get(compare, compare) + (f" ±{tol}" if tol not in ("—", "0") else "")
+
+
+def load_results(paper: str, experiments, results_dir: str | Path = "results"):
+    """Trace, summary and (when written) timing frames of the experiments whose files exist.
+    Timing frames appear under ``<experiment>.timing`` in the summaries mapping."""
+    frames, summaries = {}, {}
+    for e in experiments:
+        t, s = Path(results_dir, paper, f"{e}.parquet"), Path(results_dir, paper, f"{e}.summary.parquet")
+        if t.exists() and s.exists():
+            frames[e], summaries[e] = pd.read_parquet(t), pd.read_parquet(s)
+        timing = Path(results_dir, paper, f"{e}.timing.parquet")
+        if timing.exists():
+            summaries[f"{e}.timing"] = pd.read_parquet(timing)
+    return frames, summaries
+
+
+def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decision | None = None):
+    src = claim.get("source") or {}
+    comps = decision.components if decision else ()
+    one = comps[0] if len(comps) == 1 else None
+    return {"paper": paper, "claim": claim["id"], "kind": claim.get("kind", ""), "place": src.get("place", ""),
+            "quote": src.get("quote", ""), "text": claim.get("text", ""),
+            "paper_value": _fmt(claim.get("paper_value")), "our_value": value,
+            "compare": claim.get("compare", "true"), "tolerance": _fmt(claim.get("tolerance")),
+            "verdict": verdict, "why": why,
+            "interval_lo": one.interval[0] if one else math.nan, "interval_hi": one.interval[1] if one else math.nan,
+            "replicates": min(c.n for c in comps) if comps else 0,
+            "replicates_needed": (decision.needed if decision and decision.needed is not None else 0)}
+
+
+def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, paper: str = "",
+             skipped: dict | None = None, scale: str | None = None) -> pd.DataFrame:
+    """One row per claim: the source, our value (estimate and interval), the verdict and, for every
+    row that does not hold, why (the intervals, the replicates that would decide, the missing data).
+
+    ``skipped`` maps experiment -> missing datasets (verdict ``unavailable``). A claim declared
+    ``testable_at`` other scales is computed and shown but ``undecided`` at this ``scale``."""
+    skipped = skipped or {}
+    rows = []
+    for claim in claims:
+        needed = claim.get("experiments") or []
+        missing_data = sorted({d for e in needed for d in skipped.get(e, [])})
+        absent = [e for e in needed if e not in frames]
+        compare, tolerance = claim.get("compare"), claim.get("tolerance")
+        if missing_data:
+            rows.append(_row(paper, claim, verdict=UNAVAILABLE,
+                             why=f"dataset unavailable here: {', '.join(missing_data)} (see results/skipped.md)"))
+            continue
+        if absent:
+            rows.append(_row(paper, claim, why=f"results missing: {', '.join(absent)}"))
+            continue
+        name = claim["check"]
+        if name not in checks:
+            raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro/papers/{paper}/claims.py")
+        value = checks[name]({e: frames[e] for e in needed},
+                             {k: v for k, v in summaries.items() if k.split(".")[0] in needed})
+        why, detail = "", ""
+        if isinstance(value, Outcome):
+            value, why, detail = value.value, value.why, value.detail
+        if isinstance(value, NotTestable) or value is None:
+            reason = value.reason if isinstance(value, NotTestable) else "the check found no value in these results"
+            rows.append(_row(paper, claim, why=reason))
+            continue
+        decision = decide(value, claim.get("paper_value"), compare, tolerance)
+        shown = (decision.summary() if decision.components else _fmt(value)) + (f" [{detail}]" if detail else "")
+        state = decision.verdict
+        testable_at = claim.get("testable_at")
+        if testable_at and scale is not None and scale not in testable_at:
+            state = UNDECIDED
+            why = claim.get("untestable_reason") or f"decided at scale {' or '.join(testable_at)}"
+        elif state == HOLDS:
+            why = ""
+        else:
+            reason = decision.reason() if decision.components else (
+                f"ours {_fmt(value)} ({test_text(compare, tolerance)})")
+            extra = why or claim.get("why") or ""
+            why = reason + (f"; {extra}" if extra else "")
+        rows.append(_row(paper, claim, shown, state, why, decision))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def to_markdown(table: pd.DataFrame, title: str) -> str:
+    lines = [f"# Claims: {title}", ""]
+    if table.empty:
+        return "\n".join(lines + ["No claims defined.", ""])
+
+    def cell(x):
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    for kind, heading in (("paper", "Paper statements"), ("check", "Checks of our implementation (not counted)")):
+        part = table[table["kind"] == kind]
+        if part.empty:
+            continue
+        counts = part["verdict"].value_counts().to_dict()
+        lines += [f"## {heading}", "",
+                  "Verdicts: " + ", ".join(f"{k} {counts[k]}" for k in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)
+                                           if k in counts), ""]
+        lines += ["| claim | where | the paper says | our reading | paper | ours (estimate [interval] (n)) | test | "
+                  "verdict | why (when it does not hold) |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in part.itertuples():
+            lines.append(f"| {r.claim} | {cell(r.place)} | {cell(r.quote)} | {cell(r.text)} | {cell(r.paper_value)} | "
+                         f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}** | {cell(r.why)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def paper_checks(paper: str) -> dict:
+    """The paper's ``CHECKS`` (``fedrepro/papers/<paper>/claims.py``)."""
+    import importlib
+
+    return getattr(importlib.import_module(f"fedrepro.papers.{paper}.claims"), "CHECKS", {})
+
+
+def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
+                   root: str | Path = ".", scale: str | None = None):
+    """Evaluate ``paper``'s claims file (``<root>/workflow/papers/<paper>.claims.yaml``; the
+    workflow passes its root); returns (table, markdown)."""
+    from fedrepro.experiments.workflow_plan import load_claims
+
+    claims = load_claims(paper, root)
+    checks = paper_checks(paper) if claims else {}
+    validate_claims(claims, paper, checks)
+    experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
+    frames, summaries = load_results(paper, experiments, results_dir)
+    table = evaluate(claims, checks, frames, summaries, paper, skipped, scale)
+    return table, to_markdown(table, paper)
+
+
+STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "checks passed", "checks failed"]
+
+
+def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFrame:
+    """Per paper: the paper statements by verdict and the ``kind: check`` results apart, from
+    ``results/<paper>/claims.parquet`` (README's status block is generated from this)."""
+    rows = []
+    for path in sorted(Path(results_dir).glob("*/claims.parquet")):
+        paper = path.parent.name
+        if papers is not None and paper not in papers:
+            continue
+        t = pd.read_parquet(path)
+        kind = t["kind"] if "kind" in t else pd.Series("paper", index=t.index)
+        stm, chk = t[kind == "paper"]["verdict"].value_counts(), t[kind == "check"]["verdict"].value_counts()
+        rows.append({"paper": paper, **{v: int(stm.get(v, 0)) for v in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)},
+                     "statements": int(stm.sum()), "checks passed": int(chk.get(HOLDS, 0)),
+                     "checks failed": int(chk.sum() - chk.get(HOLDS, 0))})
+    return pd.DataFrame(rows, columns=STATUS_COLUMNS)
+
+
+__all__ = ["NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "evaluate_paper", "to_markdown",
+           "status_table", "load_results", "KINDS", "COLUMNS", "STATUS_COLUMNS", "test_text", "FAILS"]
