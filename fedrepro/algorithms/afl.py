@@ -16,6 +16,8 @@ lambda_max, lambda_last, lambda_<j>) and the gradients computed so far (local_st
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from numbers import Real
 
@@ -27,7 +29,7 @@ from fedrepro.algorithms.base import Algorithm, State
 from fedrepro.algorithms.fedavg_sgd import weighted_sum
 from fedrepro.algorithms.local_epochs import random_batch
 from fedrepro.algorithms.ops.simplex import project_simplex
-from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Boolean, Interval
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Boolean, Interval, Options
 from fedrepro.problems.protocols import MINIBATCH_LOSS
 
 
@@ -69,7 +71,7 @@ class AFL(Algorithm):
     requires = (MINIBATCH_LOSS,)
     client_vectors = 0
     state_class = AFLState
-    constraints = {"lr": [POSITIVE], "B": [POSITIVE_INT], "B_loss": [POSITIVE_INT], "alpha1": [POSITIVE],
+    constraints = {"lr": [POSITIVE], "B": [POSITIVE_INT], "B_loss": [POSITIVE_INT], "alpha1": [POSITIVE, Options(math.inf)],
                    "gamma_lambda": [NONNEGATIVE], "decay": [POSITIVE],
                    "lambda_floor": [Interval(Real, 0, 1, closed="left")], "average_iterates": [Boolean],
                    "prior": PRIOR}

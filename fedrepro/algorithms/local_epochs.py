@@ -32,6 +32,8 @@ Subclasses set ``aggregate`` / ``receive`` (the server) and may override the hoo
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from numbers import Real
 
@@ -192,7 +194,7 @@ class LocalSteps(LocalSGD):
 
     name = "local_steps"
     requires = (MINIBATCH,)
-    constraints = {"local_steps": [POSITIVE_INT], "B": [POSITIVE_INT], "alpha1": [POSITIVE]}
+    constraints = {"local_steps": [POSITIVE_INT], "B": [POSITIVE_INT], "alpha1": [POSITIVE, Options(math.inf)]}
 
     def client_batches(self, state, problem, ctx, j, client, r):
         rng = ctx.rng("minibatch", r, client)

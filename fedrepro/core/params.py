@@ -25,8 +25,10 @@ __all__ = ["Interval", "Options", "Boolean", "Anything", "validate_params", "des
 
 @dataclass(frozen=True)
 class Interval:
-    """A number of ``kind`` (``Integral`` or ``Real``) in [lo, hi] (None: unbounded); ``closed``:
-    ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans are never numbers here; a numeric
+    """A finite number of ``kind`` (``Integral`` or ``Real``) in [lo, hi] (None: unbounded, and open:
+    inf and nan are never in an Interval; a parameter that takes inf declares ``Options(math.inf)``
+    beside it); ``closed``: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans are never
+    numbers here; a numeric
     string counts as its number (YAML 1.1, which PyYAML follows, reads ``1.0e4`` as a string)."""
 
     kind: type
@@ -46,7 +48,7 @@ class Interval:
                                           or (isinstance(value, (float, np.floating)) and float(value).is_integer())):
             return False
         v = float(value)
-        if math.isnan(v):
+        if not math.isfinite(v):            # an unbounded side is open: (0, inf) does not hold inf
             return False
         if self.lo is not None and (v < self.lo or (v == self.lo and self.closed in ("right", "neither"))):
             return False

@@ -264,6 +264,10 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
         alg_params = dict(alg_params or {})
         asynchronous, own = _is_asynchronous(alg_name), _parameter_names(alg_name)
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
+        empty = sorted(k for k, v in swept.items() if not v)
+        if empty:
+            raise ConfigError(f"experiment {paper}/{exp_id}: algorithms.{alg_name}.{empty[0]} is an empty list, which "
+                              f"would drop {alg_name} from the sweep; give at least one value")
         fixed = {k: v for k, v in alg_params.items() if not isinstance(v, list)}
         shared_grid = {k: v for k, v in grid.items() if k.split(".")[0] != alg_name
                        and k.split(".")[0] in algorithms}

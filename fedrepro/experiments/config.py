@@ -45,6 +45,9 @@ def _explain(error) -> str:
         return f"key '{where}' has value {value!r}; it must satisfy {validator} {error.validator_value}"
     if validator == "pattern" or validator == "propertyNames":
         return f"key '{where}': {error.message}; names must start with a letter and use letters, digits, _"
+    if validator == "oneOf" and error.context:
+        reasons = sorted({c.message for c in error.context})
+        return f"key '{where}' has value {value!r}, which is none of the allowed forms: " + "; or ".join(reasons)
     return f"key '{where}' has value {value!r}: {error.message}"
 
 
@@ -87,14 +90,34 @@ def validate_config(config: dict, source: str = "config.yaml") -> dict:
     return config
 
 
-def validate_experiment(block: dict, where: str) -> None:
-    """Validate one experiment block (paper fragments use the same schema as user sweeps)."""
+def _experiment_errors(block: dict, where: str) -> None:
     schema = load_schema()
     sub = {**schema["$defs"]["experiment"], "$schema": schema["$schema"], "$defs": schema["$defs"]}
     errors = list(_validator(sub).iter_errors(block))
     if errors:
         lines = "\n  - ".join(_explain(e) for e in errors)
         raise ConfigError(f"{where} is invalid:\n  - {lines}")
+
+
+def validate_experiment(block: dict, where: str) -> None:
+    """Validate one experiment block (paper fragments use the same schema as user sweeps): the
+    block as written, then the block each of its scales gives (``scales.<s>`` merged in) and each
+    ``settings`` entry merged into that, so a key that is wrong only after merging (``seeds: 0`` in
+    ``scales.quick``, an unknown key in a setting) is named before any job runs."""
+    from fedrepro.experiments.cells import deep_merge, resolve_scale
+
+    _experiment_errors(block, where)
+    scales = block.get("scales") or {}
+    for scale in [None, *scales]:
+        resolved = block if scale is None else resolve_scale(block, scale)
+        at = where if scale is None else f"{where} at scale {scale} (scales.{scale} merged in)"
+        if scale is not None:
+            _experiment_errors(resolved, at)
+        base = {k: v for k, v in resolved.items() if k not in ("settings", "scales")}
+        for i, setting in enumerate(resolved.get("settings") or []):
+            if isinstance(setting, dict):
+                over = {k: v for k, v in setting.items() if k != "label"}
+                _experiment_errors(deep_merge(base, over), f"{at}, settings[{i}] (label {setting.get('label')!r})")
 
 
 def load_config(path: str | Path = "config.yaml", overrides: dict | None = None) -> dict:
