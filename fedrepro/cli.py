@@ -23,6 +23,7 @@ noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -133,6 +134,22 @@ def _set_threads(n: int) -> None:
     set_kernel_threads(n)
 
 
+def check_output_path(out: str) -> Path:
+    """``--out`` before any work: not a folder, its folder exists (no file in the way) and is writable."""
+    path = Path(out)
+    if path.is_dir():
+        raise SystemExit(f"error: --out {out} is a folder; name a .parquet file")
+    parent = path.parent if str(path.parent) else Path(".")
+    for anc in [parent, *parent.parents]:
+        if anc.exists() and not anc.is_dir():
+            raise SystemExit(f"error: --out {out}: {anc} is a file, not a folder")
+    if not parent.exists():
+        raise SystemExit(f"error: --out {out}: folder {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK):
+        raise SystemExit(f"error: --out {out}: folder {parent} is not writable")
+    return path
+
+
 def cmd_run(args) -> int:
     from fedrepro.algorithms import make_algorithm
     from fedrepro.data.fetch import sha256_file
@@ -141,6 +158,7 @@ def cmd_run(args) -> int:
     from fedrepro.experiments.results import provenance, run_frame, write_parquet
     from fedrepro.experiments.runner import build_run, progress_printer
 
+    check_output_path(args.out)
     if args.threads is not None:
         _set_threads(args.threads)
     try:        # the algorithm decides the default client weights of the npz problem
@@ -172,7 +190,8 @@ def cmd_run(args) -> int:
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
         check_pairing(run.algorithm, run.problem)   # simulate checks it too; here it is a clean error
-    except (ValueError, TypeError) as err:
+        problem.check_metrics(cell.get("metrics"))  # --metrics names what the problem records
+    except (ValueError, TypeError, KeyError) as err:
         raise SystemExit(f"error: {err}")
     try:
         result = run.simulate(progress=None if args.quiet else progress_printer(sys.stderr, 2.0))

@@ -249,3 +249,50 @@ def test_cli_threads(toy_npz, tmp_path):
         assert kernel_threads() == 1 and out.exists()
     finally:
         set_kernel_threads(before)
+
+
+def _run(args):
+    from fedrepro.cli import main
+
+    return main(["run", *args])
+
+
+@pytest.mark.parametrize("case", ["out_under_file", "out_is_folder", "out_parent_missing", "empty_npz", "x_1d",
+                                  "text_npz", "metrics_bogus", "step_inf"])
+def test_cli_input_errors_name_the_argument_before_any_work(toy_npz, tmp_path, case, monkeypatch):
+    """Every input error is one 'error:' line naming the argument or file, found before the run;
+    nothing is written."""
+    import fedrepro.experiments.runner as runner
+
+    def never(*a, **k):
+        raise AssertionError("the run started despite the bad input")
+    monkeypatch.setattr(runner.Run, "simulate", never)
+    data, out = str(toy_npz[0]), str(tmp_path / "x.parquet")
+    extra = []
+    if case == "out_under_file":
+        (tmp_path / "afile").write_text("x")
+        out, words = str(tmp_path / "afile" / "x.parquet"), ["--out", "is a file"]
+    elif case == "out_is_folder":
+        out, words = str(tmp_path), ["--out", "is a folder"]
+    elif case == "out_parent_missing":
+        out, words = str(tmp_path / "nope" / "x.parquet"), ["--out", "does not exist"]
+    elif case == "empty_npz":
+        np.savez(tmp_path / "empty.npz")
+        data, words = str(tmp_path / "empty.npz"), ["empty.npz", "lacks"]
+    elif case == "x_1d":
+        np.savez(tmp_path / "flat.npz", X=np.ones(6), y=np.zeros(6), client=np.repeat([0, 1], 3))
+        data, words = str(tmp_path / "flat.npz"), ["flat.npz", "2-D"]
+    elif case == "text_npz":
+        (tmp_path / "text.npz").write_text("not an archive\n")
+        data, words = str(tmp_path / "text.npz"), ["text.npz", "not an npz archive"]
+    elif case == "metrics_bogus":
+        extra, words = ["--metrics", "bogus"], ["bogus"]
+    else:
+        extra, words = ["--param", "step_c=inf"], ["step_c"]
+    with pytest.raises(SystemExit) as err:
+        _run(["--algorithm", "fedavg", "--problem", "linreg", "--data", data, "--out", out, "--rounds", "3", *extra])
+    msg = str(err.value)
+    assert msg.startswith("error:") and "\n" not in msg
+    for w in words:
+        assert w in msg, (w, msg)
+    assert not (tmp_path / "x.parquet").exists()

@@ -16,7 +16,13 @@ def load_client_npz(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarra
     path = Path(path)
     if not path.exists():
         raise ValueError(f"data file {path} does not exist")
-    with np.load(path, allow_pickle=False) as z:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as err:          # a text or pickle file, a truncated archive
+        raise ValueError(f"{path} is not an npz archive of arrays (np.savez): {err}") from None
+    if not hasattr(archive, "files"):
+        raise ValueError(f"{path} holds a single array, not an npz archive with X, y and client (np.savez)")
+    with archive as z:
         keys = [k for k in (CLIENT_KEY, *CLIENT_ALIASES) if k in z.files]
         missing = [k for k in ("X", "y") if k not in z.files] + ([] if keys else [CLIENT_KEY])
         if missing:
@@ -26,6 +32,10 @@ def load_client_npz(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarra
                              f"(named {CLIENT_KEY!r})")
         X, y, client = z["X"], z["y"], z[keys[0]].astype(np.int64)
         extra = {k: z[k] for k in ("X_test", "y_test") if k in z.files}
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{path}: X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}")
+    if y.ndim != 1 or client.ndim != 1:
+        raise ValueError(f"{path}: y and client must be 1-D (n_samples,); got shapes {y.shape} and {client.shape}")
     if not (len(X) == len(y) == len(client)):
         raise ValueError(f"{path}: X, y and client must have the same length; got {len(X)}, {len(y)}, {len(client)}")
     for name, arr in (("X", X), ("y", y), *extra.items()):
