@@ -284,3 +284,30 @@ def test_same_size_corruption_with_preserved_mtime_is_caught(mirror, tmp_path):
     with pytest.warns(UserWarning, match="corrupt"):
         p2 = fetch("adult", tmp_path, mirror, variant="mat", download=False)["adultclass.mat"]
     assert fetch_mod.sha256_file(p2) == DATASETS["adult"].files["adultclass.mat"].sha256
+
+
+def test_truncated_mirror_copy_is_an_error_not_a_missing_dataset(mirror, tmp_path):
+    """A mirror file of the wrong size names the file, both sizes and both sha256 — at DAG time
+    (available / locate) and in fetch — instead of counting the dataset as missing."""
+    from fedrepro.data import available
+    from fedrepro.experiments.workflow_plan import DataPlan
+
+    bad_mirror = tmp_path / "mirror" / "adult"
+    bad_mirror.mkdir(parents=True)
+    for n in ("adult.mat", "adultclass.mat"):
+        shutil.copyfile(mirror / "adult" / n, bad_mirror / n)
+    (tmp_path / "mirror" / "manifest.json").write_text("{}")
+    target = bad_mirror / "adultclass.mat"
+    data = target.read_bytes()[:1000]
+    target.write_bytes(data)
+    expected = DATASETS["adult"].files["adultclass.mat"].sha256
+    for dag_time, call in (
+            (True, lambda: available("adult", tmp_path / "cache", tmp_path / "mirror", variant="mat")),
+            (False, lambda: fetch("adult", tmp_path / "cache", tmp_path / "mirror", variant="mat", download=False)),
+            (True, lambda: DataPlan({"data": {"cache": str(tmp_path / "cache"), "processed": str(tmp_path / "p"),
+                                              "mirror": str(tmp_path / "mirror")}}).status("adult-mat"))):
+        with pytest.raises(ChecksumError) as err:
+            call()
+        msg = str(err.value)
+        assert "adultclass.mat" in msg and expected in msg and sha(data) in msg
+        assert not dag_time or "1000 bytes" in msg

@@ -364,8 +364,16 @@ def locate(name: str, cache_dir="data/raw", mirror=None, *, variant: str | None 
 
 
 def _mirror_has(root: Path, src: Source) -> bool:
+    """The mirror holds this source; a file of the wrong size is an error naming it and both sha256
+    (a truncated or padded copy is a broken mirror, never a missing dataset)."""
     p = root / src.location
-    return p.is_file() and (src.bytes is None or p.stat().st_size == src.bytes)
+    if not p.is_file():
+        return False
+    if src.bytes is not None and p.stat().st_size != src.bytes:
+        expected = f"sha256 {src.sha256}" if src.sha256 else "its registered sha256 (unknown for this source)"
+        raise ChecksumError(p, src.sha256 or "(not registered)", sha256_file(p),
+                            what=f"mirror file ({p.stat().st_size} bytes, expected {src.bytes}; {expected})")
+    return True
 
 
 def available(name: str, cache_dir="data/raw", mirror=None, *, variant: str | None = None) -> bool:
