@@ -286,7 +286,7 @@ def test_same_size_corruption_with_preserved_mtime_is_caught(mirror, tmp_path):
     assert fetch_mod.sha256_file(p2) == DATASETS["adult"].files["adultclass.mat"].sha256
 
 
-def test_truncated_mirror_copy_is_an_error_not_a_missing_dataset(mirror, tmp_path):
+def test_truncated_mirror_copy_is_an_error_not_a_missing_dataset(mirror, tmp_path, monkeypatch):
     """A mirror file of the wrong size names the file, both sizes and both sha256 — at DAG time
     (available / locate) and in fetch — instead of counting the dataset as missing."""
     from fedrepro.data import available
@@ -297,6 +297,7 @@ def test_truncated_mirror_copy_is_an_error_not_a_missing_dataset(mirror, tmp_pat
     for n in ("adult.mat", "adultclass.mat"):
         shutil.copyfile(mirror / "adult" / n, bad_mirror / n)
     (tmp_path / "mirror" / "manifest.json").write_text("{}")
+    monkeypatch.delenv("FEDREPRO_DATA_MIRROR")             # DataPlan: the env var would win over data.mirror
     target = bad_mirror / "adultclass.mat"
     data = target.read_bytes()[:1000]
     target.write_bytes(data)
