@@ -2,6 +2,7 @@
 the value and what is allowed."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import yaml
@@ -90,10 +91,15 @@ def validate_config(config: dict, source: str = "config.yaml") -> dict:
     return config
 
 
-def _experiment_errors(block: dict, where: str) -> None:
+@functools.lru_cache(maxsize=1)
+def _experiment_validator():
     schema = load_schema()
     sub = {**schema["$defs"]["experiment"], "$schema": schema["$schema"], "$defs": schema["$defs"]}
-    errors = list(_validator(sub).iter_errors(block))
+    return _validator(sub)
+
+
+def _experiment_errors(block: dict, where: str) -> None:
+    errors = list(_experiment_validator().iter_errors(block))
     if errors:
         lines = "\n  - ".join(_explain(e) for e in errors)
         raise ConfigError(f"{where} is invalid:\n  - {lines}")
