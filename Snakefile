@@ -22,6 +22,11 @@ try:
     _file_config = _read_yaml(os.path.join(workflow.basedir, "config.yaml")) or {}
 except _ConfigError as _err:
     raise _ConfigError(f"config.yaml is invalid: {_err}") from None
+for _path in workflow.configfiles:          # --configfile: the same strict reading (duplicate keys, syntax)
+    try:
+        _read_yaml(_path)
+    except _ConfigError as _err:
+        raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
 _given = dict(config)
 config.clear()
 config.update(_deep_merge(_file_config, _given))

@@ -221,3 +221,12 @@ def test_timing_order_rotates_the_methods_of_a_setting():
         for j in range(0, len(order), 2):                   # a setting's two methods back to back
             assert order[j]["shared"] == order[j + 1]["shared"] and order[j]["instance"] == order[j + 1]["instance"]
     assert timing_order(cells, 0)[0]["algorithm"] != timing_order(cells, 1)[0]["algorithm"]
+
+
+def test_configfile_with_a_duplicate_key_is_rejected(tmp_path):
+    bad = tmp_path / "dup.yaml"
+    bad.write_text("seed: 1\nscale: quick\nseed: 2\n")
+    res = dry_run("--configfile", str(bad))
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "dup.yaml" in out and "duplicate key 'seed'" in out and "line 3" in out
