@@ -55,3 +55,15 @@ def test_parameters_that_take_inf_declare_it():
 
     assert math.isinf(make_algorithm("afl").alpha1)            # the default: no box projection
     assert make_algorithm("afl", alpha1=10.0).alpha1 == 10.0
+
+
+def test_stop_by_algorithm_for_an_absent_algorithm_is_an_error():
+    with pytest.raises(ConfigError, match=r"stop_by_algorithm names \['fedprox'\]"):
+        expand("p", "e", block(stop_by_algorithm={"fedprox": {"rule": "none"}}))
+
+
+def test_paper_overrides_for_an_unknown_paper_is_an_error():
+    from fedrepro.experiments.cells import load_experiments
+
+    with pytest.raises(ConfigError, match=r"paper_overrides: \['fedepn'\]"):
+        load_experiments({"papers": ["fedepm"], "paper_overrides": {"fedepn": {"fig3": {"seeds": 1}}}})

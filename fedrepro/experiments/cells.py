@@ -255,6 +255,10 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
         raise ConfigError(f"experiment {paper}/{exp_id}: 'algorithms' is missing or empty")
     if "problem" not in block or "name" not in (block["problem"] or {}):
         raise ConfigError(f"experiment {paper}/{exp_id}: 'problem.name' is missing")
+    absent = sorted(set(block.get("stop_by_algorithm") or {}) - set(algorithms))
+    if absent:
+        raise ConfigError(f"experiment {paper}/{exp_id}: stop_by_algorithm names {absent}, which the experiment "
+                          f"does not run (algorithms: {sorted(algorithms)}); remove them or add the algorithms")
     seeds = block.get("seeds", 1)
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     grid = block.get("grid", {}) or {}
@@ -364,6 +368,9 @@ def load_experiments(config: dict, root: str | Path = ".") -> dict:
             raise ConfigError(f"papers: {paper!r} is not a known paper key; allowed: {', '.join(PAPERS)}")
         frag = load_paper_fragment(paper, root)
         exps = frag.get("experiments", {}) or {}
+        unknown = sorted(set(config.get("paper_overrides") or {}) - set(PAPERS))
+        if unknown:
+            raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
         overrides = (config.get("paper_overrides") or {}).get(paper, {}) or {}
         for exp_id in overrides:
             if exp_id not in exps:
