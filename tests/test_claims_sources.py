@@ -13,6 +13,7 @@ import pytest
 from fedrepro.claims.evaluate import paper_checks, validate_claims
 from fedrepro.experiments.cells import PAPERS, SCALES, load_paper_fragment
 from fedrepro.experiments.workflow_plan import load_claims
+from tests.conftest import unavailable
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SEEDS = {"fedadmm_zhou": "000_", "fedepm": "001_", "aspire": "002_", "fedadmm_gong": "003_", "frpg": "004_"}
@@ -45,7 +46,7 @@ def occurs(quote: str, text: str) -> bool:
 def _read(folder: str, prefix: str) -> str:
     files = sorted((SHARED / folder).glob(prefix + "*"))
     if not files:
-        pytest.skip(f"{SHARED / folder} has no {prefix}* (the papers' text lives in shared/, beside the clone)")
+        unavailable(f"{SHARED / folder} has no {prefix}* (the papers' text lives in shared/, beside the clone)")
     return normalize(files[0].read_text(encoding="utf-8", errors="replace"))
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.conftest import unavailable
 from tests.webdriver import Chromium, find_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def tiny_config(path: Path) -> Path:
 def report(tmp_path_factory, mirror):
     browser, driver = find_chromium()
     if not (browser and driver):
-        pytest.skip("needs chromium and chromedriver (Debian: apt-get install -y chromium chromium-driver; "
+        unavailable("needs chromium and chromedriver (Debian: apt-get install -y chromium chromium-driver; "
                     "or run bash scripts/check_report_browser.sh)")
     work = tmp_path_factory.mktemp("report_build")
     config = tiny_config(work / "tiny.yaml")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import unavailable
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,7 +31,7 @@ def _unavailable() -> str | None:
 def test_slurm_profile_runs_fedepm_cells_end_to_end(mirror, tmp_path):
     reason = _unavailable()
     if reason:
-        pytest.skip(reason)
+        unavailable(reason)
     env = dict(os.environ, FEDREPRO_DATA_MIRROR=str(mirror), SMOKE_DIR=str(tmp_path / "smoke"))
     done = subprocess.run(["bash", str(ROOT / "scripts" / "slurm_smoke.sh")], env=env, capture_output=True,
                           text=True, timeout=1200)

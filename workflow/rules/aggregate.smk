@@ -17,7 +17,15 @@ rule aggregate:
 
 # The timing pass of an experiment with `timing_repeats` (CPU-time claims are decided from its
 # repetitions): every cell re-run with its seed, the methods of a setting interleaved. The job holds
-# every core Snakemake has, so no other job runs beside the timed runs.
+# every core of a local run (Snakemake's --cores), so no other job runs beside the timed runs; on a
+# cluster (no --cores) it is one job on its own allocation and asks for one CPU.
+def all_local_cores(wc):
+    try:
+        return workflow.cores
+    except Exception:          # WorkflowError: no --cores (a cluster executor)
+        return 1
+
+
 rule timing:
     input:
         summary="results/{paper}/{experiment}.summary.parquet",
@@ -32,7 +40,7 @@ rule timing:
         repeats=lambda wc: TIMING[(wc.paper, wc.experiment)],
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
-    threads: workflow.cores
+    threads: all_local_cores
     resources:
         mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in cells_of(wc.paper, wc.experiment)),
         runtime=lambda wc: max(30, TIMING[(wc.paper, wc.experiment)] * sum(
