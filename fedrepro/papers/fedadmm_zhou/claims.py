@@ -195,7 +195,7 @@ def _share(states):
 def cr_best_share(exps, x, min_x=None, pooled=False, label=""):
     """Check: per instance, the share of the swept values of ``x`` (> ``min_x`` when given) at which
     FedADMM's CR is strictly below every baseline's (chosen steps). One Replicates per experiment
-    (example), or one over all experiments when ``pooled`` (instances present in all of them)."""
+    (example), or one over all experiments when ``pooled`` (per instance index, the settings run for it)."""
     def per_exp(summaries, exp, xx):
         c = chosen_runs(summaries, exp, xx)
         if c is None:
@@ -226,10 +226,10 @@ def cr_best_share(exps, x, min_x=None, pooled=False, label=""):
         if not per:
             return None
         if pooled:
-            inst = sorted(set.intersection(*(set(r) for r in per.values())))
-            if not inst:
-                return None
-            shares = [_share([s for r in per.values() for s in r[i]]) for i in inst]
+            # per instance index, the share over every setting run for it (experiments with fewer
+            # instances, e.g. Fig. 5, contribute to the low indices only)
+            inst = sorted(set.union(*(set(r) for r in per.values())))
+            shares = [_share([s for r in per.values() if i in r for s in r[i]]) for i in inst]
             return [Replicates([v for v, _ in shares], label=label or "share of settings (all examples)",
                                lower_bound=[b for _, b in shares])]
         out = []
