@@ -252,7 +252,7 @@ def f3_plateau(frames, summaries):
         return NotTestable(f"the Γ grid has fewer than two values >= the saturation value {sat}")
     spread = float(top.groupby("seed")[["acc_w", "loss_w"]].agg(lambda v: v.max() - v.min()).to_numpy().max())
     return Outcome(spread == 0.0, why=f"Γ >= {sat} runs differ by {spread:.3g}",
-                   detail=f"Γ in {sorted(top['Gamma'].unique())} (N = {N}, saturation {sat})")
+                   detail=f"Γ in {[float(g) for g in sorted(top['Gamma'].unique())]} (N = {N}, saturation {sat})")
 
 
 def cdnorm_support(N: int, s: float, Gamma: float, f: np.ndarray) -> float:
