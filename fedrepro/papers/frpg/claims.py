@@ -110,7 +110,9 @@ def _sweep(check: str, settings, side=()):
     detail = table + (f" | beside (stated-parameter sensitivity): {side_txt}" if side_txt else "")
     states = {d.verdict for _, _, d in decided}
     if states == {HOLDS} or states == {FAILS}:
-        return Outcome([c for _, comps, _ in decided for c in comps], detail=detail,
+        # the same verdict at every value: shown (and re-decided by the engine, at the same family-wise
+        # level as each value's decision) on the first grid value's components; the table has the rest
+        return Outcome(decided[0][1], detail=detail,
                        why=("fails at every λ_R of the grid: " if states == {FAILS} else "") + table)
     if HOLDS in states and FAILS in states:
         hold = [lab for lab, _, d in decided if d.verdict == HOLDS]
