@@ -155,7 +155,7 @@ def test_available_offline(mirror, tmp_path):
         assert available(name, cache, mirror), name
     assert available("usps", cache, mirror, variant="h5")
     assert not available("usps", cache, mirror, variant="libsvm")
-    assert not available("usps", cache, mirror, variant="roweis")
+    assert available("usps", cache, mirror, variant="roweis")  # usps_roweis/usps_all.mat, sha256-pinned
     for name in ("real_sim", "localization_person_activity", "shl"):
         assert not available(name, cache, mirror), name
     assert not available("adult", cache, mirror=tmp_path / "empty")

