@@ -99,7 +99,7 @@ def test_config_validation_messages():
     assert validate_config(dict(good)) == good
     with pytest.raises(ConfigError) as err:
         validate_config({"scale": "huge", "papers": ["fedepm"]})
-    assert "scale" in str(err.value) and "'huge'" in str(err.value) and "quick, reduced, paper" in str(err.value)
+    assert "scale" in str(err.value) and "'huge'" in str(err.value) and "quick, verify, reduced, paper" in str(err.value)
     with pytest.raises(ConfigError, match="unknown entry \\['colour'\\]"):
         validate_config({**good, "colour": "red"})
     with pytest.raises(ConfigError, match="papers.0.*'fedxyz'.*fedadmm_zhou"):

@@ -71,25 +71,31 @@ def test_markdown_tables_become_escaped_html_tables():
 
 
 def test_claims_page_shows_every_claim_with_verdict_and_reason():
+    base = {"paper": "p", "kind": "paper", "place": "Sec. V, Fig. 3", "quote": "A beats B.", "tolerance": None,
+            "interval_lo": 0.0, "interval_hi": 1.0, "replicates": 5, "replicates_needed": 0}
     table = pd.DataFrame([
-        {"paper": "p", "claim": "c_hold", "text": "A beats B", "paper_value": 1.0, "our_value": 1.02,
+        {**base, "claim": "c_hold", "text": "A beats B", "paper_value": 1.0, "our_value": "1.02 [1, 1.04] (n=5)",
          "compare": "approx", "tolerance": 0.1, "verdict": "holds", "why": ""},
-        {"paper": "p", "claim": "c_fail", "text": "ratio | is < 2", "paper_value": 2.0, "our_value": 3.5,
+        {**base, "claim": "c_fail", "text": "ratio | is < 2", "paper_value": 2.0, "our_value": "3.5 [3.1, 3.9] (n=5)",
          "compare": "le", "tolerance": 0.0, "verdict": "fails", "why": "3.5 > 2 on 5 seeds"},
-        {"paper": "p", "claim": "c_nt", "text": "needs paper scale", "paper_value": True, "our_value": None,
-         "compare": "true", "tolerance": None, "verdict": "not testable here",
-         "why": "needs paper scale: max_rounds = 120 (paper: 1000)"},
+        {**base, "claim": "c_open", "text": "needs more seeds", "paper_value": 0.0, "our_value": "0.1 [-1, 1.2] (n=3)",
+         "compare": "gt", "verdict": "undecided", "why": "about 40 replicates at the measured spread would decide it"},
+        {**base, "claim": "c_check", "kind": "check", "text": "every run converges", "paper_value": None,
+         "our_value": "yes", "compare": "true", "verdict": "holds", "why": ""},
     ])
     doc = parse(markdown_to_html(to_markdown(table, "p"), "Claims: p"))
-    (rows,) = doc.tables
-    header, body = rows[0], rows[1:]
-    assert len(body) == len(table)
-    col = {name: header.index(name) for name in ("claim", "statement", "verdict", "why (when it does not hold)")}
-    for r, row in zip(table.itertuples(), body):
-        assert row[col["claim"]] == r.claim
-        assert row[col["statement"]] == r.text
-        assert row[col["verdict"]] == r.verdict
-        assert row[col["why (when it does not hold)"]] == r.why
+    statements, checks = doc.tables
+    for rows, part in ((statements, table[table["kind"] == "paper"]), (checks, table[table["kind"] == "check"])):
+        header, body = rows[0], rows[1:]
+        assert len(body) == len(part)
+        col = {name: header.index(name) for name in ("claim", "the paper says", "our reading", "verdict",
+                                                     "why (when it does not hold)")}
+        for r, row in zip(part.itertuples(), body):
+            assert row[col["claim"]] == r.claim
+            assert row[col["the paper says"]] == r.quote
+            assert row[col["our reading"]] == r.text
+            assert row[col["verdict"]] == r.verdict
+            assert row[col["why (when it does not hold)"]] == r.why
 
 
 def test_table_page_matches_the_markdown_table(tmp_path):

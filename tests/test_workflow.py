@@ -31,7 +31,7 @@ def test_bad_config_value_stops_before_any_job():
     res = dry_run("--config", "scale=huge")
     assert res.returncode != 0
     out = res.stdout + res.stderr
-    assert "scale" in out and "huge" in out and "quick, reduced, paper" in out
+    assert "scale" in out and "huge" in out and "quick, verify, reduced, paper" in out
 
 
 @pytest.mark.slow                          # two dry runs; the fast unit test below covers the strict rule
@@ -180,3 +180,44 @@ def test_a_job_runs_with_its_declared_threads(tmp_path):
         assert res.returncode == 0, res.stderr[-3000:]
         seen[cores] = set(pd.read_parquet(work / "results/custom/tiny.parquet")["kernel_threads"])
     assert seen == {2: {2}, 1: {1}}
+
+
+def test_timing_pass_repeats_every_cell_interleaved(tmp_path):
+    """timing_repeats: R -> results/custom/<id>.timing.parquet with R rows per cell, same rounds as the
+    experiment's results, the algorithms of a setting rotated from one repetition to the next."""
+    import pandas as pd
+    import yaml
+
+    config = tmp_path / "timed.yaml"
+    config.write_text(yaml.safe_dump({
+        "papers": [],
+        "experiments": {"timed": {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
+                                  "algorithms": {"fedadmm": {}, "fedavg": {"step_c": 0.5}}, "seeds": 2,
+                                  "max_rounds": 4, "k0": 2, "rho": 0.5, "stop": {"rule": "none"},
+                                  "scales": {"quick": {"timing_repeats": 3}}}}}))
+    res = subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path / "w"), "--configfile",
+                          str(config), "-j", "2", "results/custom/timed.timing.parquet"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    timing = pd.read_parquet(tmp_path / "w/results/custom/timed.timing.parquet")
+    summary = pd.read_parquet(tmp_path / "w/results/custom/timed.summary.parquet").set_index("cell")
+    assert len(timing) == 3 * len(summary) == 12
+    assert sorted(timing["repeat"].unique()) == [0, 1, 2]
+    assert (timing.groupby("cell").size() == 3).all()
+    assert (timing["rounds"].to_numpy() == summary.loc[timing["cell"], "rounds"].to_numpy()).all()
+    assert (timing["run_cpu_time"] > 0).all()
+    first = timing[timing["position"] == 0].sort_values("repeat")["algorithm"].tolist()
+    assert first[0] != first[1]                      # the first method of a setting rotates
+
+
+def test_timing_order_rotates_the_methods_of_a_setting():
+    from fedrepro.experiments.cells import timing_order
+
+    cells = [{"cell": f"{a}{i}", "algorithm": a, "shared": {"k0": k}, "instance": i}
+             for a in "ab" for k in (1, 2) for i in (0, 1)]
+    for r in range(3):
+        order = timing_order(cells, r)
+        assert sorted(c["cell"] for c in order) == sorted(c["cell"] for c in cells)
+        for j in range(0, len(order), 2):                   # a setting's two methods back to back
+            assert order[j]["shared"] == order[j + 1]["shared"] and order[j]["instance"] == order[j + 1]["instance"]
+    assert timing_order(cells, 0)[0]["algorithm"] != timing_order(cells, 1)[0]["algorithm"]

@@ -421,3 +421,30 @@ def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
                     "".join(c["cell"] for c in chunk).encode()).hexdigest()[:11]
                 out[key] = chunk
     return out
+
+
+def timing_repeats(block: dict, scale: str) -> int | None:
+    """The repetitions of the experiment's timing pass at ``scale`` (``timing_repeats`` of the block
+    after its scale is applied; None: no timing pass)."""
+    r = resolve_scale(block, scale).get("timing_repeats")
+    if r is None:
+        return None
+    if isinstance(r, bool) or not isinstance(r, int) or r < 2:
+        raise ConfigError(f"timing_repeats={r!r} must be an integer >= 2 (repetitions of each timed run)")
+    return r
+
+
+def timing_order(cells: list[dict], repeat: int) -> list[dict]:
+    """The cells of one repetition of a timing pass, in run order: the cells of one setting and seed
+    (same shared grid point and instance) run back to back, their algorithms rotated by ``repeat``,
+    so that the methods compared are interleaved and none always runs first."""
+    groups: dict[str, list[dict]] = {}
+    for c in cells:
+        key = json.dumps([c.get("shared") or {}, c.get("instance", 0)], sort_keys=True, default=str)
+        groups.setdefault(key, []).append(c)
+    out = []
+    for key in sorted(groups):
+        g = sorted(groups[key], key=lambda c: c["cell"])
+        k = repeat % len(g)
+        out += g[k:] + g[:k]
+    return out

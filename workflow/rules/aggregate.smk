@@ -13,3 +13,29 @@ rule aggregate:
         config_hash=CONFIG_HASH,
     script:
         "../scripts/aggregate.py"
+
+
+# The timing pass of an experiment with `timing_repeats` (CPU-time claims are decided from its
+# repetitions): every cell re-run with its seed, the methods of a setting interleaved. The job holds
+# every core Snakemake has, so no other job runs beside the timed runs.
+rule timing:
+    input:
+        summary="results/{paper}/{experiment}.summary.parquet",
+        data=lambda wc: sorted({f"data/processed/{d}.npz" for c in cells_of(wc.paper, wc.experiment)
+                                for d in c["datasets"]}),
+    output:
+        "results/{paper}/{experiment}.timing.parquet",
+    log:
+        "logs/timing/{paper}/{experiment}.log",
+    params:
+        cells=lambda wc: cells_of(wc.paper, wc.experiment),
+        repeats=lambda wc: TIMING[(wc.paper, wc.experiment)],
+        processed=lambda wc: config["data"]["processed"],
+        config_hash=CONFIG_HASH,
+    threads: workflow.cores
+    resources:
+        mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in cells_of(wc.paper, wc.experiment)),
+        runtime=lambda wc: max(30, TIMING[(wc.paper, wc.experiment)] * sum(
+            ws.cell_runtime_min(c, "paper") for c in cells_of(wc.paper, wc.experiment))),
+    script:
+        "../scripts/timing.py"

@@ -10,15 +10,21 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import all_cells, batches, config_hash, load_experiments, reference_cell
+from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
+                                        timing_repeats)
 from fedrepro.experiments import workflow_plan as ws
 
 validate_config(config)          # clear messages naming key, value and what is allowed
 validate(config, "../schemas/config.schema.yaml")   # fills schema defaults
 
+# {(paper, experiment): repetitions} of the experiments with a timing pass at this scale
+TIMING = {}
 for _paper, _exps in load_experiments(config, workflow.basedir).items():
     for _exp_id, _block in _exps.items():
         validate_experiment(_block, f"experiment {_paper}/{_exp_id}")
+        _repeats = timing_repeats(_block, config["scale"])
+        if _repeats:
+            TIMING[(_paper, _exp_id)] = _repeats
 
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)

@@ -8,6 +8,8 @@ rule claims:
     input:
         lambda wc: [f"results/{wc.paper}/{e}{s}" for e in OUTPUTS[wc.paper]["claim_experiments"]
                     for s in (".parquet", ".summary.parquet")],
+        timing=lambda wc: [f"results/{wc.paper}/{e}.timing.parquet" for e in OUTPUTS[wc.paper]["claim_experiments"]
+                           if (wc.paper, e) in TIMING],
         # the claims and their checks: editing either re-evaluates the paper's claims
         definitions=lambda wc: [os.path.join(workflow.basedir, p) for p in (
             f"workflow/papers/{wc.paper}.claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/claims/__init__.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py")],

@@ -1,0 +1,38 @@
+"""Rule timing: the experiment's timing pass -> results/<paper>/<experiment>.timing.parquet.
+
+Every cell is re-run ``repeats`` times with its own seed (the trace is the one of the experiment's
+results: rounds and status are checked against its summary), the cells of a setting interleaved
+(:func:`fedrepro.experiments.cells.timing_order`); one row per (cell, repetition) with the run's
+summary columns and ``repeat`` / ``position``. The job holds all of Snakemake's cores so that no
+other job runs beside the timed runs."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import logged  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from fedrepro.experiments.cells import reference_cell, timing_order  # noqa: E402
+from fedrepro.experiments.results import provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.runner import run_cell  # noqa: E402
+
+with logged(snakemake):  # noqa: F821  (injected by Snakemake)
+    cells, repeats = snakemake.params.cells, int(snakemake.params.repeats)
+    summary = pd.read_parquet(snakemake.input.summary).set_index("cell")
+    rows = []
+    for r in range(repeats):
+        for pos, cell in enumerate(timing_order(cells, r)):
+            ref = reference_cell(cell, cells)
+            reference = summary.loc[ref["cell"]].to_dict() | {"cell": ref["cell"]} if ref is not None else None
+            row = summarize(run_cell(cell, snakemake.params.processed, reference)).iloc[0].to_dict()
+            expected = summary.loc[cell["cell"]]
+            if int(row["rounds"]) != int(expected["rounds"]) or row["status"] != expected["status"]:
+                raise RuntimeError(f"timing pass: cell {cell['cell']} ran {row['rounds']} rounds ({row['status']}), "
+                                   f"the experiment's results {expected['rounds']} ({expected['status']}): the runs "
+                                   "are not reproducible; rerun the experiment")
+            rows.append({**row, "repeat": r, "position": pos})
+        print(f"repetition {r + 1}/{repeats}: {len(cells)} runs", flush=True)
+    out = pd.DataFrame(rows)
+    write_parquet(out, snakemake.output[0], provenance(snakemake.params.config_hash, repeats=repeats,
+                                                       cells=[c["cell"] for c in cells]))
