@@ -92,7 +92,9 @@ class _B:
 def _extreme(parts: list[_B], lowest: bool) -> _B:
     """Per seed min (``lowest``) or max of several series, with the flags that the bounds leave:
     a min may lie below the observed one when any part is an upper bound, above it when every part
-    achieving it is a lower bound (mirror for the max)."""
+    achieving it is a lower bound (mirror for the max). No parts: no seeds."""
+    if not parts:
+        return _EMPTY
     idx = parts[0].v.index
     for p in parts[1:]:
         idx = idx.intersection(p.v.index)
@@ -110,14 +112,21 @@ def _extreme(parts: list[_B], lowest: bool) -> _B:
     return _B(pd.Series(best, index=idx), pd.Series(lb, index=idx), pd.Series(ub, index=idx))
 
 
+_EMPTY = _B.exact(pd.Series(dtype=float))
+
+
 def finals(sub: pd.DataFrame) -> _B:
     """Per seed: mean test accuracy over the last TAIL evaluated rounds, in percent."""
+    if sub.empty:
+        return _EMPTY
     v = sub.sort_values("round").groupby("seed")["acc"].apply(lambda a: float(a.iloc[-TAIL:].mean()))
     return _B.exact(100 * v)
 
 
 def early(sub: pd.DataFrame, last: int) -> _B:
     """Per seed: mean test accuracy over rounds 1..last, in percent."""
+    if sub.empty:
+        return _EMPTY
     s = sub[(sub["round"] >= 1) & (sub["round"] <= last)]
     return _B.exact(100 * s.groupby("seed")["acc"].mean())
 
@@ -125,7 +134,7 @@ def early(sub: pd.DataFrame, last: int) -> _B:
 def seed_rounds(sub: pd.DataFrame) -> _B:
     """Per seed: rounds to the target of the model run; T + 1 and a lower bound when not reached."""
     if sub.empty:
-        return _B.exact(pd.Series(dtype=float))
+        return _EMPTY
     level = target(sub["ds"].iloc[0], sub["family"].iloc[0])
     v, lb = {}, {}
     for seed, s in sub.groupby("seed"):
