@@ -26,6 +26,16 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
         if _repeats:
             TIMING[(_paper, _exp_id)] = _repeats
 
+# every paper's claims file, before any job: ids, kinds, quoted sources, checks, experiments, scales
+from fedrepro.claims.evaluate import paper_checks, validate_claims
+from fedrepro.experiments.cells import SCALES
+
+for _paper, _exps in load_experiments(config, workflow.basedir).items():
+    if _paper != "custom":
+        _claims = ws.load_claims(_paper, workflow.basedir)
+        validate_claims(_claims, _paper, paper_checks(_paper) if _claims else {}, experiments=set(_exps),
+                        scales=SCALES)
+
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)
 CELLS = all_cells(config, workflow.basedir)
