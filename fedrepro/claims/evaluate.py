@@ -278,7 +278,8 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
     return table, to_markdown(table, paper)
 
 
-STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "checks passed", "checks failed"]
+STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "checks passed", "checks failed",
+                  "checks not run"]
 
 
 def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFrame:
@@ -294,7 +295,8 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
         stm, chk = t[kind == "paper"]["verdict"].value_counts(), t[kind == "check"]["verdict"].value_counts()
         rows.append({"paper": paper, **{v: int(stm.get(v, 0)) for v in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)},
                      "statements": int(stm.sum()), "checks passed": int(chk.get(HOLDS, 0)),
-                     "checks failed": int(chk.sum() - chk.get(HOLDS, 0))})
+                     "checks failed": int(chk.get(FAILS, 0)),
+                     "checks not run": int(chk.sum() - chk.get(HOLDS, 0) - chk.get(FAILS, 0))})
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 
