@@ -75,6 +75,8 @@ MUTATIONS = {
     "ASPIRE S = 0": edit("experiments/dro/algorithms/aspire", {"S": 0}),
     "unknown per-worker dataset": edit("experiments/dro/problem/dataset", "fmnist4"),
     "prior of the wrong kind": edit("experiments/dro/algorithms/afl", {"prior": "skewed"}),
+    "plot metric no run records": edit("experiments/mine/plot", {"metrics": ["objective", "bogus"]}),
+    "plot metric of another problem": edit("experiments/dro/plot", {"metrics": ["grad_norm2"]}),
 }
 
 
@@ -88,3 +90,24 @@ def test_every_malformed_edit_is_rejected_before_any_job(name):
     MUTATIONS[name](cfg)
     with pytest.raises(ConfigError):
         parse(cfg)
+
+
+def test_plot_metrics_the_runs_record_are_accepted():
+    """The catalogue admits what the problem, the algorithms and every run record (worker-indexed
+    names included), so the check rejects misspellings only."""
+    cfg = copy.deepcopy(BASE)
+    cfg["experiments"]["mine"]["plot"] = {"metrics": ["objective", "grad_norm2", "accuracy", "rounds", "run_cpu_time"]}
+    cfg["experiments"]["dro"]["plot"] = {"metrics": ["acc_w", "loss_worker_2", "n_planes", "lambda_1", "lambda_last"]}
+    assert parse(cfg) > 0
+
+
+def test_a_plot_metric_missing_from_the_results_is_named_not_replaced(tmp_path):
+    import pandas as pd
+
+    from fedrepro.figures.generic import plot_rounds, plot_sweep
+
+    df = pd.DataFrame({"paper": "custom", "experiment": "mine", "cell": "c", "algorithm": "fedavg",
+                       "round": [0, 1], "objective": [2.0, 1.0], "rounds": [1, 1]})
+    for plot in (plot_rounds, plot_sweep):
+        with pytest.raises(ValueError, match=r"plot.metrics: \['accuracy'\] are not in the results of custom/mine"):
+            plot(df, tmp_path / "x", metrics=["accuracy"])

@@ -132,6 +132,8 @@ class AFL(Algorithm):
         s = 1.0 - y.size * f
         return np.full(y.size, f) if s <= 0 else f + s * project_simplex((y - f) / s)
 
+    RECORDS = ("lambda_min", "lambda_max", "lambda_last", "lambda_<j>", "local_steps")
+
     def round_metrics(self, state, problem, ctx):
         return {**mixture_metrics(state.lam), "local_steps": state.local_steps}
 

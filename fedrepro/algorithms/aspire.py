@@ -276,6 +276,9 @@ class Aspire(AsyncAlgorithm):
     def master_load(self, state) -> tuple[int, bool]:
         return len(state.lam), bool(state.cp_solved)
 
+    RECORDS = ("n_planes", "h", "sum_lambda", "pi_min", "pi_max", "pi_last", "planes_added", "planes_removed",
+               "active_workers", "delay_est_<j>")
+
     def round_metrics(self, state, problem, ctx) -> dict:
         out = {"n_planes": len(state.lam), "h": state.h, "sum_lambda": float(state.lam.sum()),
                "pi_min": float(state.pi.min()), "pi_max": float(state.pi.max()), "pi_last": float(state.pi[-1]),

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -156,8 +157,12 @@ class Algorithm:
         """Server stores the (possibly perturbed) uploads."""
         raise NotImplementedError
 
+    # the keys round_metrics returns (``<j>``: a worker index), known before any run: a plot of a
+    # custom experiment may name them (checked when the config is parsed)
+    RECORDS: ClassVar[tuple] = ()
+
     def round_metrics(self, state: State, problem: FederatedProblem, ctx: RunContext) -> dict:
-        """Extra per-round metrics (e.g. the FRPG loss with worker models)."""
+        """Extra per-round metrics (e.g. the FRPG loss with worker models), named in ``RECORDS``."""
         return {}
 
     def round_phases(self, state: State, ctx: RunContext, clients: np.ndarray, r: int) -> list:

@@ -146,6 +146,8 @@ class DRFAProx(LocalSteps):
         w, state.w_next = state.w_next, None
         return w
 
+    RECORDS = ("lambda_min", "lambda_max", "lambda_last", "lambda_<j>", "local_steps", "local_samples")
+
     def round_metrics(self, state, problem, ctx):
         return {**mixture_metrics(state.lam), "local_steps": state.local_steps,
                 "local_samples": state.local_samples}

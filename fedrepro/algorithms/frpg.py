@@ -154,6 +154,8 @@ class FRPG(Algorithm):
         """w_n at the end of the last round/frame (m rows of length d)."""
         return state.Wmem[-1]
 
+    RECORDS = ("loss_F",)
+
     def round_metrics(self, state, problem, ctx):
         """loss_F = F(w) of (5) on the reliable workers (true labels, Huber penalty)."""
         rel = problem.reliable

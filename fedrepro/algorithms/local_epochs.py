@@ -126,6 +126,8 @@ class LocalSGD(Algorithm):
             uploads[j] = up
         return uploads
 
+    RECORDS = ("local_steps", "local_samples")
+
     def round_metrics(self, state, problem, ctx):
         """Cumulative local work: SGD steps and per-sample gradients of all clients (the papers'
         "local computation", e.g. Gong et al.'s FedADMM vs FedAvg comparison)."""

@@ -81,6 +81,8 @@ class RSA(Algorithm):
         keep = problem.senders(clients)
         state.pending = np.sign(state.w - uploads[keep]).sum(axis=0)
 
+    RECORDS = ("loss_F", "loss_rsa_l1")
+
     def round_metrics(self, state, problem, ctx):
         rel = problem.reliable
         Xn = state.X[rel]

@@ -124,6 +124,37 @@ def validate_experiment(block: dict, where: str) -> None:
             if isinstance(setting, dict):
                 over = {k: v for k, v in setting.items() if k != "label"}
                 _experiment_errors(deep_merge(base, over), f"{at}, settings[{i}] (label {setting.get('label')!r})")
+    check_plot_metrics(block, where)
+
+
+def check_plot_metrics(block: dict, where: str) -> None:
+    """``plot.metrics`` of a custom experiment must name what its runs record: a metric its problem
+    class can evaluate, a column one of its algorithms records (``Algorithm.RECORDS``) or a column
+    every run has (``results.ROUND_COLUMNS``, ``RUN_COLUMNS``); anything else is a ConfigError
+    (a misspelt metric was once drawn as the objective)."""
+    from fedrepro.algorithms import algorithm_class
+    from fedrepro.experiments.results import ROUND_COLUMNS, RUN_COLUMNS
+    from fedrepro.problems import problem_class
+    from fedrepro.problems.base import FederatedProblem, unknown_names
+
+    wanted = ((block.get("plot") or {}).get("metrics")) or []
+    if not wanted:
+        return
+    try:                    # an unknown problem or algorithm is named by the cell checks
+        problem = problem_class((block.get("problem") or {}).get("name"))
+        algorithms = [algorithm_class(name) for name in (block.get("algorithms") or {})]
+    except ValueError:
+        return
+    if problem is None:
+        return
+    records = sorted({r for cls in algorithms for r in getattr(cls, "RECORDS", ())})
+    base_metrics = set(FederatedProblem.METRIC_CATALOGUE)       # in ROUND_COLUMNS; not every problem has them
+    catalogue = [*problem.METRIC_CATALOGUE, *records, *(c for c in ROUND_COLUMNS if c not in base_metrics),
+                 *RUN_COLUMNS]
+    unknown = unknown_names(catalogue, wanted)
+    if unknown:
+        raise ConfigError(f"{where}: plot.metrics names {unknown}, which its runs do not record; "
+                          f"allowed: {sorted(set(catalogue))} (<j>: a worker index)")
 
 
 def load_config(path: str | Path = "config.yaml", overrides: dict | None = None) -> dict:

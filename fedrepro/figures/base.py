@@ -1,6 +1,7 @@
 """What a paper's figure/table module exports: ``FIGURES`` and ``TABLES`` dicts of FigureSpec."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -33,8 +34,13 @@ def save_figure(fig, out, dpi: int = 130) -> None:
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(out.with_suffix(".png"), dpi=dpi, bbox_inches="tight")
+    with warnings.catch_warnings():
+        # matplotlib's note that placing a legend at loc="best" took more than a second: a
+        # statement about a loaded machine, not about the figure (it made a clean build print
+        # warnings, and a plot test fail, only when the cores were busy)
+        warnings.filterwarnings("ignore", message=r'Creating legend with loc="best" can be slow', category=UserWarning)
+        fig.savefig(out.with_suffix(".pdf"), bbox_inches="tight")
+        fig.savefig(out.with_suffix(".png"), dpi=dpi, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -40,12 +40,27 @@ def _plottable(values: pd.Series, logy: bool) -> pd.Series:
     return v.where(keep)
 
 
-def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2"), logy: bool = False, **_):
-    """Median over seeds of each metric vs communication round, one line per algorithm x setting.
-    Values that cannot be drawn are dropped (:func:`_plottable`): a diverged run's line ends and
-    its last drawn point is marked x."""
-    metrics = ([m for m in metrics if m in df.columns]
-               or [m for m in ("objective", "test_accuracy", "test_loss") if m in df.columns][:1] or ["objective"])
+def _requested(frame: pd.DataFrame, metrics) -> list:
+    """The metrics a plot was asked for; one the results lack is an error naming it (never a
+    silent substitute)."""
+    missing = [m for m in metrics if m not in frame.columns]
+    if missing:
+        raise ValueError(f"plot.metrics: {missing} are not in the results of "
+                         f"{frame['paper'].iloc[0]}/{frame['experiment'].iloc[0]}; recorded columns: "
+                         f"{sorted(map(str, frame.columns))}")
+    return list(metrics)
+
+
+def plot_rounds(df: pd.DataFrame, out: Path, metrics=None, logy: bool = False, **_):
+    """Median over seeds of each metric vs communication round, one line per algorithm x setting
+    (default: objective and grad_norm2 where recorded, else the first of objective / test accuracy /
+    test loss). Values that cannot be drawn are dropped (:func:`_plottable`): a diverged run's line
+    ends and its last drawn point is marked x."""
+    if metrics is not None:
+        metrics = _requested(df, metrics)
+    else:
+        metrics = ([m for m in ("objective", "grad_norm2") if m in df.columns]
+                   or [m for m in ("objective", "test_accuracy", "test_loss") if m in df.columns][:1] or ["objective"])
     cols = swept_columns(df)
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.8), squeeze=False)
     keys = ["algorithm"] + cols
@@ -68,9 +83,12 @@ def plot_rounds(df: pd.DataFrame, out: Path, metrics=("objective", "grad_norm2")
     save_figure(fig, out)
 
 
-def plot_sweep(summary: pd.DataFrame, out: Path, metrics=("objective",), logy: bool = False, **_):
-    """Final metric (median and range over seeds) vs each swept parameter, per algorithm."""
-    metrics = [m for m in list(metrics) + ["rounds"] if m in summary.columns]
+def plot_sweep(summary: pd.DataFrame, out: Path, metrics=None, logy: bool = False, **_):
+    """Final metric (median and range over seeds) vs each swept parameter, per algorithm, and the
+    rounds (default metric: the objective where recorded)."""
+    metrics = (_requested(summary, metrics) if metrics is not None
+               else [m for m in ("objective",) if m in summary.columns])
+    metrics = [*metrics, *(["rounds"] if "rounds" in summary.columns and "rounds" not in metrics else [])]
     cols = [c for c in swept_columns(summary) if c != "algorithm"] or ["k0"]
     fig, axes = plt.subplots(len(metrics), len(cols), figsize=(4.5 * len(cols), 3.2 * len(metrics)), squeeze=False)
     for i, metric in enumerate(metrics):

@@ -16,11 +16,18 @@ a problem provides one by implementing its members.
 from __future__ import annotations
 
 import functools
+import re
 from abc import ABC, abstractmethod
 
 import numpy as np
 
 from fedrepro.core.params import validate_params
+
+
+def unknown_names(catalogue, names) -> list[str]:
+    """The names in ``names`` that match no entry of ``catalogue`` (``<j>`` in an entry: an index)."""
+    pats = [re.compile(re.escape(p).replace(re.escape("<j>"), r"\d+") + r"\Z") for p in catalogue]
+    return [n for n in names if not any(p.match(str(n)) for p in pats)]
 
 
 class FederatedProblem(ABC):
@@ -62,6 +69,15 @@ class FederatedProblem(ABC):
 
     # ---- evaluation of the global model ------------------------------------------------
     extra_metric_names: tuple = ()      # what extra_metrics returns (instance attribute where it varies)
+
+    # Every metric an instance of the class may evaluate, known without data (``<j>``: a worker
+    # index); an instance's :meth:`metric_names` is a subset. Config checks use it at parse time.
+    METRIC_CATALOGUE: tuple = ("objective", "grad_norm2")
+
+    @classmethod
+    def unknown_metrics(cls, names) -> list[str]:
+        """The names in ``names`` that no instance of this class can evaluate."""
+        return unknown_names(cls.METRIC_CATALOGUE, names)
 
     def metric_names(self) -> tuple:
         """Every metric :meth:`evaluate` can compute for this problem."""

@@ -159,6 +159,7 @@ class LinearModelProblem(FederatedProblem):
         evaluation) | "blas" (the two-pass BLAS computation, X w then s^T X; kept as the reference
         the fused kernels are tested and benchmarked against). They differ by rounding only.
     """
+    METRIC_CATALOGUE = ("objective", "grad_norm2", "accuracy")
 
     loss: str           # read by FedADMM's r0_rule="code" (fedrepro.problems.protocols)
 

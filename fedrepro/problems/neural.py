@@ -81,6 +81,7 @@ class NeuralProblem(FederatedProblem):
         (default :func:`default_eval_batch`).
     dataset : label recorded in :meth:`describe`.
     """
+    METRIC_CATALOGUE = ("objective", "grad_norm2", "train_accuracy", "test_loss", "test_accuracy")
 
     name = "neural"
     parts: list                     # m index arrays into X (instance attribute; MinibatchLossProblem)

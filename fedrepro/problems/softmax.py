@@ -53,6 +53,7 @@ class SoftmaxProblem(FederatedProblem):
     eval_fraction : fraction of each worker's data used by the *metrics*
         ``loss_F``/``loss_server`` (a fixed seeded subsample; 1.0 = all).
     """
+    METRIC_CATALOGUE = ("objective", "grad_norm2", "loss_server", "w0_norm", "accuracy")
 
     name = "softmax"
     # instance attributes read by algorithms (see fedrepro.problems.protocols)

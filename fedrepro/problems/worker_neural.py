@@ -42,6 +42,8 @@ class WorkerNeuralProblem(NeuralProblem):
     ``malicious`` (index of the malicious worker or None), ``backdoor`` ((X_bd, target) or None),
     ``eval_max_per_worker`` (None: full training splits), ``eval_seed``.
     """
+    METRIC_CATALOGUE = ("objective", "acc_w", "loss_w", "acc_std", "acc_mean", "test_accuracy", "attack_success",
+                        "acc_worker_<j>", "loss_worker_<j>")
 
     name = "worker_neural"
 
