@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fedrepro.problems.base import unknown_names
+
 
 @dataclass
 class RunResult:
@@ -54,7 +56,15 @@ def record_evaluation(problem, algorithm, state, ctx, w, metrics, record: dict, 
     with np.errstate(over="ignore", invalid="ignore"):   # divergence is a status, below
         evaluated = problem.evaluate(w, metrics)
     record.update(evaluated)
-    record.update(algorithm.round_metrics(state, problem, ctx))
+    extra = algorithm.round_metrics(state, problem, ctx)
+    # the parse-time plot check reads these declarations, so they must be complete
+    for owner, catalogue, names in ((problem, getattr(problem, "METRIC_CATALOGUE", None), evaluated),
+                                    (algorithm, type(algorithm).RECORDS, extra)):
+        undeclared = unknown_names(catalogue, names) if catalogue is not None and names else []
+        if undeclared:
+            raise RuntimeError(f"{type(owner).__name__} recorded {undeclared}, which it does not declare "
+                               f"({catalogue})")
+    record.update(extra)
     record.update(state.metrics)
     record.update(tail)
     trace.append(record)
