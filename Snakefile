@@ -16,18 +16,31 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 # config.yaml is read by fedrepro's strict reader (a duplicate key or a syntax error names the file,
 # line and column); values given with --config / --configfile keep priority, as with `configfile:`.
-from fedrepro.experiments.cells import ConfigError as _ConfigError, deep_merge as _deep_merge, read_yaml as _read_yaml
+from fedrepro.experiments.cells import (ConfigError as _ConfigError, deep_merge as _deep_merge, read_yaml as _read_yaml,
+                                        yaml12_numbers as _yaml12_numbers)
 
 try:
     _file_config = _read_yaml(os.path.join(workflow.basedir, "config.yaml")) or {}
 except _ConfigError as _err:
     raise _ConfigError(f"config.yaml is invalid: {_err}") from None
-for _path in workflow.configfiles:          # --configfile: the same strict reading (duplicate keys, syntax)
-    try:
-        _read_yaml(_path)
-    except _ConfigError as _err:
-        raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
-_given = dict(config)
+_given = dict(config)                       # what Snakemake read from --configfile and --config
+_settings = getattr(workflow, "config_settings", None)
+if _settings is not None and hasattr(_settings, "config"):
+    # --configfile read again by the strict reader (duplicate keys, syntax, YAML 1.2 numbers), in
+    # order, then --config (its values parsed by Snakemake; YAML 1.2 numbers converted the same way)
+    for _path in workflow.configfiles:
+        try:
+            _file_config = _deep_merge(_file_config, _read_yaml(_path) or {})
+        except _ConfigError as _err:
+            raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
+    _given = _yaml12_numbers(dict(_settings.config))
+else:                                       # another Snakemake API: check the files, keep its merge
+    for _path in workflow.configfiles:
+        try:
+            _read_yaml(_path)
+        except _ConfigError as _err:
+            raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
+    _given = _yaml12_numbers(_given)
 config.clear()
 config.update(_deep_merge(_file_config, _given))
 

@@ -171,7 +171,8 @@ def test_lazy_float32_store_runs_the_same_algorithm_to_float32_accuracy(name):
 def test_constraints_accept_and_reject():
     positive = Interval(Real, 0, None, closed="neither")
     assert positive.accepts(1e-9) and not positive.accepts(0) and not positive.accepts(True)
-    assert positive.accepts("1.0e4") and not positive.accepts("-1e-3") and not positive.accepts("ten")
+    # text is never a number (the config readers convert plain YAML 1.2 floats before this)
+    assert not positive.accepts("1.0e4") and not positive.accepts("-1e-3") and not positive.accepts("ten")
     assert not positive.accepts(float("nan"))
     assert Interval(Integral, 1, None).accepts(3.0) and not Interval(Integral, 1, None).accepts(2.5)
     assert Options("a", "b").accepts("a") and not Options("a", "b").accepts(["a"])
@@ -303,7 +304,9 @@ def test_attack_and_stop_blocks_reject_unknown_keys_and_bad_values():
         build_attack({"name": "gaussian", "cc": 3})
     with pytest.raises(ValueError, match=r"attack 'gaussian': c=-1 is not allowed"):
         build_attack({"name": "gaussian", "c": -1})
-    build_attack({"name": "gaussian", "c": "1.0e4", "B": 2})          # YAML 1.1's string exponent is a number
+    build_attack({"name": "gaussian", "c": 1.0e4, "B": 2})
+    with pytest.raises(ValueError, match=r"attack 'gaussian': c='1.0e4' is not allowed"):
+        build_attack({"name": "gaussian", "c": "1.0e4", "B": 2})    # text (a quoted number) is not a number
     with pytest.raises(ValueError, match=r"stop rule 'gradient': unknown key\(s\) \['tolerance'\]"):
         validate_stop_spec({"rule": "gradient", "tolerance": 1e-3})
     with pytest.raises(ValueError, match=r"stop rule 'epm': variant='x' is not allowed"):

@@ -230,3 +230,26 @@ def test_configfile_with_a_duplicate_key_is_rejected(tmp_path):
     assert res.returncode != 0
     out = res.stdout + res.stderr
     assert "dup.yaml" in out and "duplicate key 'seed'" in out and "line 3" in out
+
+
+def test_yaml_1_2_numbers_are_numbers_in_config_files_and_on_the_command_line(tmp_path):
+    """One stated rule (#27): a plain scalar that is a YAML 1.2 float (`5e-1`, `1.0e4`) is a float,
+    whether in config.yaml, a paper fragment, a --configfile or a --config value; a quoted one
+    stays a string and is rejected where a number is required."""
+    from fedrepro.experiments.cells import read_yaml, yaml12_numbers
+
+    doc = tmp_path / "numbers.yaml"
+    doc.write_text("a: 5e-1\nb: 1.0e4\nc: '5e-1'\nd: 1e\ne: 3\n")
+    assert read_yaml(doc) == {"a": 0.5, "b": 1.0e4, "c": "5e-1", "d": "1e", "e": 3}
+    assert yaml12_numbers({"x": ["5e-1", "abc", 2]}) == {"x": [0.5, "abc", 2]}
+
+    block = ("papers: []\nexperiments:\n  tiny:\n    problem: {name: linreg_synthetic, m: 4, n: 5}\n"
+             "    algorithms: {fedavg: {step_c: 5e-1}}\n    rho: %s\n    seeds: 1\n    max_rounds: 2\n")
+    good = tmp_path / "good.yaml"
+    good.write_text(block % "5e-1")
+    res = dry_run("--configfile", str(good), "--config", "seed=2")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    bad = tmp_path / "quoted.yaml"
+    bad.write_text(block % "'5e-1'")
+    res = dry_run("--configfile", str(bad))
+    assert res.returncode != 0 and "rho" in res.stdout + res.stderr

@@ -27,9 +27,9 @@ __all__ = ["Interval", "Options", "Boolean", "Anything", "validate_params", "des
 class Interval:
     """A finite number of ``kind`` (``Integral`` or ``Real``) in [lo, hi] (None: unbounded, and open:
     inf and nan are never in an Interval; a parameter that takes inf declares ``Options(math.inf)``
-    beside it); ``closed``: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans are never
-    numbers here; a numeric
-    string counts as its number (YAML 1.1, which PyYAML follows, reads ``1.0e4`` as a string)."""
+    beside it); ``closed``: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans and
+    strings are never numbers here (the config readers turn a plain YAML 1.2 float such as ``5e-1``
+    into a float, :data:`fedrepro.experiments.cells.YAML12_FLOAT`; a quoted ``'5e-1'`` is text)."""
 
     kind: type
     lo: float | None
@@ -37,11 +37,6 @@ class Interval:
     closed: str = "both"
 
     def accepts(self, value) -> bool:
-        if isinstance(value, str):          # YAML 1.1 reads 1.0e4 / 1e-3 as strings; consumers float() them
-            try:
-                value = float(value)
-            except ValueError:
-                return False
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, Real, np.number)):
             return False
         if self.kind is Integral and not (isinstance(value, (Integral, np.integer))

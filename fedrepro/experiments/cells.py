@@ -40,6 +40,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -77,6 +78,24 @@ def _strict_mapping(loader, node, deep=False):
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+
+# One stated rule for numbers: a plain scalar that is a YAML 1.2 float is a float. PyYAML follows
+# YAML 1.1, which needs a dot and a signed exponent, so `5e-1` or `1.0e4` came through as strings
+# (and failed in the runs, or entered a cell as text). Quoted scalars stay strings.
+YAML12_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+\Z")
+_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", YAML12_FLOAT, list("-+0123456789."))
+
+
+def yaml12_numbers(value):
+    """``value`` with every string that is a YAML 1.2 float literal read as that float (for values
+    parsed outside :func:`read_yaml`, e.g. ``snakemake --config step_c=5e-1``)."""
+    if isinstance(value, dict):
+        return {k: yaml12_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [yaml12_numbers(v) for v in value]
+    if isinstance(value, str) and YAML12_FLOAT.match(value.strip()):
+        return float(value)
+    return value
 
 
 def read_yaml(path: str | Path):
