@@ -84,9 +84,46 @@ def test_cutting_planes_grow_for_cp_and_are_removed_by_ease():
 
 
 def test_planes_stop_after_T1():
-    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1_fraction=0.25), iters=120, eval_every=1)
-    after = [r["n_planes"] for r in res.trace if r["round"] > 31]
-    assert len(set(after)) == 1
+    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1_fraction=0.25, B_loss=8), iters=120,
+               eval_every=1)
+    assert {r["T1"] for r in res.trace} == {30.0}
+    n = [r["n_planes"] for r in res.trace]
+    assert n[30] > 1 and len(set(n[30:])) == 1          # planes grow before T1, never after
+    explicit = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1=30, B_loss=8), iters=120, eval_every=1)
+    assert [r["n_planes"] for r in explicit.trace] == n
+
+
+def test_T1_of_a_time_budgeted_run_is_fixed_on_the_clock_inside_the_run():
+    # a 100,000-iteration cap (the Fig. 4 cells) must not push T1 past the run: the budget decides it
+    budget = 60.0
+    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, B_loss=8), iters=100_000, eval_every=1,
+               time_budget=budget)
+    last = res.trace[-1]["round"]
+    T1 = {r["T1"] for r in res.trace if not np.isnan(r["T1"])}
+    assert len(T1) == 1
+    T1 = int(T1.pop())
+    assert 0 < T1 < last
+    # the first iteration starting at or after half the budget is T1 - 1: the clock before it is < B/2
+    clock = {r["round"]: r["virtual_time"] for r in res.trace}        # virtual time when iteration t is done
+    assert clock[T1 - 1] < budget / 2 <= clock[T1]
+    assert all(np.isnan(r["T1"]) for r in res.trace if r["round"] < T1 - 1)
+    n = [r["n_planes"] for r in res.trace]
+    assert n[T1] > 1 and len(set(n[T1:])) == 1                        # flat after T1
+    long = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, B_loss=8, T1_fraction=0.9), iters=100_000,
+                eval_every=1, time_budget=budget)
+    assert long.trace[-1]["n_planes"] > n[-1]                          # a later cutoff keeps adding planes
+
+
+def test_T1_is_validated():
+    with pytest.raises(ValueError, match="not inside the run"):
+        _run(make_algorithm("aspire", T1=60), iters=60)
+    with pytest.raises(ValueError, match="time budget"):
+        _run(make_algorithm("aspire", T1=10), iters=60, time_budget=20.0)
+    for bad in (0.0, 1.0, -0.2):
+        with pytest.raises(ValueError, match="T1_fraction"):
+            make_algorithm("aspire", T1_fraction=bad)
+    with pytest.raises(ValueError, match="T1"):
+        make_algorithm("aspire", T1=0)
 
 
 def test_same_seed_same_trace_and_seed_changes_it():
