@@ -185,3 +185,27 @@ def test_a_malicious_worker_is_outside_the_worst_case_metrics_and_the_run_trains
     assert res.status == "max_rounds" and res.trace[-1]["round"] == 40
     assert all(np.isfinite(v) for k, v in res.trace[-1].items() if isinstance(v, float))
     assert res.trace[-1]["acc_w"] == min(res.trace[-1][f"acc_worker_{j}"] for j in range(N - 1))
+
+
+def test_a_malicious_worker_raises_the_losses_it_reports():
+    base = _problem()
+    args = (base.model, base.X, base.y, base.parts, base.X_test, base.y_test,
+            base.test_parts[:-1] + [np.array([], dtype=np.int64)])
+    honest = WorkerNeuralProblem(*args, malicious=N - 1)
+    liar = WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=10.0)
+    assert liar.reported_loss(N - 1, 0.3) == pytest.approx(3.0) and liar.reported_loss(0, 0.3) == 0.3
+    ctx = RunContext(seed=1, max_rounds=10)
+    alg = make_algorithm("aspire", lr=0.1)
+    F_h, F_l = alg.init(honest, ctx).F, alg.init(liar, ctx).F
+    np.testing.assert_allclose(F_l, np.r_[F_h[:-1], 10 * F_h[-1]])
+    (_, f_h), = alg.worker_compute(alg.init(honest, ctx), honest, ctx, [N - 1], 0)
+    (_, f_l), = alg.worker_compute(alg.init(liar, ctx), liar, ctx, [N - 1], 0)
+    assert f_l == pytest.approx(10 * f_h)
+    # AFL's lambda (loss-driven) moves to the liar; the honest run keeps it lower
+    runs = {}
+    for name, prob in (("honest", honest), ("liar", liar)):
+        from fedrepro.sim.loop import simulate
+        runs[name] = simulate(prob, make_algorithm("afl", lr=0.1), max_rounds=30, seed=2, eval_every=30)
+    assert runs["liar"].trace[-1]["lambda_last"] > runs["honest"].trace[-1]["lambda_last"] + 0.2
+    with pytest.raises(ValueError, match="malicious_loss_scale"):
+        WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=0.5)

@@ -41,6 +41,7 @@ from numbers import Real
 
 import numpy as np
 
+from fedrepro.algorithms._mixture import report
 from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.local_epochs import random_batch
@@ -182,7 +183,8 @@ class Aspire(AsyncAlgorithm):
         q = resolve_prior(self.prior, m, "aspire")
         w0 = problem.init_params(ctx.rng("init"))
         W = np.tile(w0, (m, 1))
-        F = np.array([problem.batch_loss(w0, random_batch(problem, ctx.rng("loss_batch", j), j, self.B_loss))
+        F = np.array([report(problem, j, problem.batch_loss(w0, random_batch(problem, ctx.rng("loss_batch", j), j,
+                                                                             self.B_loss)))
                       for j in range(m)])
         T1, T1_time = self._cutoff(ctx)
         planes = q[None, :].copy()                       # A^0 = {q - pbar 1} (AMBIG-12)
@@ -226,7 +228,7 @@ class Aspire(AsyncAlgorithm):
                 d = pi_j * grad - phi_j - kappa1 * (z - w)
                 w -= step * d
                 np.clip(w, -self.alpha1, self.alpha1, out=w)
-            reports.append((w, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss))))
+            reports.append((w, report(problem, j, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss)))))
         return reports
 
     def master_update(self, state, problem, ctx, workers, reports, t: int, info: dict) -> None:
