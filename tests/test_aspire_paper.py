@@ -122,6 +122,66 @@ def test_table3_checks_without_individual_runs_are_not_testable():
     assert _verdict("t3_aspire_beats_baselines", claims.t3_aspire_beats_baselines(fm, {})) == "holds"
 
 
+def _sweep(exp, per_setting, m=15):
+    """A sweep experiment's frame: {setting label: {algorithm: (acc_w, loss_w, std)}}."""
+    parts = []
+    for label, spec in per_setting.items():
+        f = _runs(exp, spec, m=m)
+        parts.append(f.assign(setting=label, cell=f["cell"] + "-" + label))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
+    fam = {k: T3[k] for k in claims.SWEPT}
+    same = {lab: fam for lab in claims.SWEEP_LABELS}
+    check = claims.t3_aspire_beats_baselines
+    out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", same)}, {})
+    assert isinstance(out, Outcome) and _verdict("t3_aspire_beats_baselines", out) == "holds"
+    assert "holds at every swept value" in out.why and "ρ1 = 2: holds" in out.detail
+    # ASPIRE-EASE behind AFL at rho1 = 2 only: undecided, "depends on" naming rho1 alone, with the table
+    flip = {**same, "rho1=2": {**fam, "aspire": (50, 1.0, 3)}}
+    out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {})
+    assert isinstance(out, NotTestable)
+    assert "depends on the unstated ρ1:" in out.reason and "fails at ρ1 = 2" in out.reason
+    assert "η_h = 0.05: holds" in out.reason
+    # behind at every setting: fails, and says so
+    bad = {lab: {**fam, "aspire": (50, 1.0, 3)} for lab in claims.SWEEP_LABELS}
+    out = check({**_t3(aspire=(50, 1.0, 3)), "sweep3_scma": _sweep("sweep3_scma", bad)}, {})
+    assert _verdict("t3_aspire_beats_baselines", out) == "fails" and "fails at every swept value" in out.why
+    # a setting's runs replace only the swept methods; the baselines are the table's (paired by seed)
+    ds, settings = claims.sweep_settings({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, "table3")
+    assert ds == "scma" and [lab for lab, _, _ in settings][:2] == [claims.DEFAULT_LABEL, "ρ1 = 2"]
+    fin = dict((lab, f) for lab, f, _ in settings)["ρ1 = 2"]
+    assert sorted(fin["algorithm"].value_counts().unique()) == [len(SEEDS)]
+    assert (fin.loc[fin["algorithm"] == "aspire", "acc_w"] < 51).all()
+    # a claim about baselines only is not swept
+    assert claims.t3_drfa_beats_afl.__name__ == "t3_drfa_beats_afl"
+    assert not isinstance(claims.t3_drfa_beats_afl({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {}),
+                          NotTestable)
+    # without sweep runs the default decides, and says it was not swept
+    alone = check(_t3(), {})
+    assert isinstance(alone, Outcome) and "not swept" in alone.detail
+    with pytest.raises(ValueError, match="SWEEP_LABELS"):
+        check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", {"rho1=9": fam})}, {})
+
+
+def test_table4_claims_are_decided_across_the_sweep():
+    t4 = {"mix_even": (0, 0, 0), "fedavg_steps": (0, 0, 0), "afl": (0, 0, 0), "drfa_prox": (0, 0, 0),
+          "aspire": (0, 0, 0)}
+    rates = {"mix_even": 50.0, "fedavg_steps": 52.0, "afl": 75.0, "drfa_prox": 30.0, "aspire": 15.0}
+    extra = {a: {"attack_success": v} for a, v in rates.items()}
+    base = _runs("table4_scma", t4, m=16, extra=extra)
+    base["attack_success"] = base["attack_success"] + base["seed"] * 0.01
+    sw = _runs("sweep4_scma", {k: t4[k] for k in ("mix_even", "aspire")}, m=16,
+               extra={"mix_even": {"attack_success": 50.0}, "aspire": {"attack_success": 40.0}})
+    sw["attack_success"] = sw["attack_success"] + sw["seed"] * 0.02
+    sw = pd.concat([sw.assign(setting=lab, cell=sw["cell"] + lab) for lab in claims.SWEEP_LABELS], ignore_index=True)
+    sw.loc[(sw["setting"] == "eta_h=0.05") & (sw["algorithm"] == "aspire"), "attack_success"] = 10.0
+    out = claims.t4_aspire_lowest({"table4_scma": base, "sweep4_scma": sw}, {})
+    assert isinstance(out, NotTestable) and "depends on the unstated" in out.reason
+    assert "ρ1" in out.reason.split(":")[0] and "η_h" not in out.reason.split(":")[0]
+
+
 def test_table4_checks():
     def t4(rates):
         spec = {a: (50, 1.0, 5) for a in rates}

@@ -84,9 +84,46 @@ def test_cutting_planes_grow_for_cp_and_are_removed_by_ease():
 
 
 def test_planes_stop_after_T1():
-    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1_fraction=0.25), iters=120, eval_every=1)
-    after = [r["n_planes"] for r in res.trace if r["round"] > 31]
-    assert len(set(after)) == 1
+    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1_fraction=0.25, B_loss=8), iters=120,
+               eval_every=1)
+    assert {r["T1"] for r in res.trace} == {30.0}
+    n = [r["n_planes"] for r in res.trace]
+    assert n[30] > 1 and len(set(n[30:])) == 1          # planes grow before T1, never after
+    explicit = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, T1=30, B_loss=8), iters=120, eval_every=1)
+    assert [r["n_planes"] for r in explicit.trace] == n
+
+
+def test_T1_of_a_time_budgeted_run_is_fixed_on_the_clock_inside_the_run():
+    # a 100,000-iteration cap (the Fig. 4 cells) must not push T1 past the run: the budget decides it
+    budget = 60.0
+    res = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, B_loss=8), iters=100_000, eval_every=1,
+               time_budget=budget)
+    last = res.trace[-1]["round"]
+    T1 = {r["T1"] for r in res.trace if not np.isnan(r["T1"])}
+    assert len(T1) == 1
+    T1 = int(T1.pop())
+    assert 0 < T1 < last
+    # the first iteration starting at or after half the budget is T1 - 1: the clock before it is < B/2
+    clock = {r["round"]: r["virtual_time"] for r in res.trace}        # virtual time when iteration t is done
+    assert clock[T1 - 1] < budget / 2 <= clock[T1]
+    assert all(np.isnan(r["T1"]) for r in res.trace if r["round"] < T1 - 1)
+    n = [r["n_planes"] for r in res.trace]
+    assert n[T1] > 1 and len(set(n[T1:])) == 1                        # flat after T1
+    long = _run(make_algorithm("aspire", lr=0.1, ease=False, k=2, B_loss=8, T1_fraction=0.9), iters=100_000,
+                eval_every=1, time_budget=budget)
+    assert long.trace[-1]["n_planes"] > n[-1]                          # a later cutoff keeps adding planes
+
+
+def test_T1_is_validated():
+    with pytest.raises(ValueError, match="not inside the run"):
+        _run(make_algorithm("aspire", T1=60), iters=60)
+    with pytest.raises(ValueError, match="time budget"):
+        _run(make_algorithm("aspire", T1=10), iters=60, time_budget=20.0)
+    for bad in (0.0, 1.0, -0.2):
+        with pytest.raises(ValueError, match="T1_fraction"):
+            make_algorithm("aspire", T1_fraction=bad)
+    with pytest.raises(ValueError, match="T1"):
+        make_algorithm("aspire", T1=0)
 
 
 def test_same_seed_same_trace_and_seed_changes_it():
@@ -148,3 +185,27 @@ def test_a_malicious_worker_is_outside_the_worst_case_metrics_and_the_run_trains
     assert res.status == "max_rounds" and res.trace[-1]["round"] == 40
     assert all(np.isfinite(v) for k, v in res.trace[-1].items() if isinstance(v, float))
     assert res.trace[-1]["acc_w"] == min(res.trace[-1][f"acc_worker_{j}"] for j in range(N - 1))
+
+
+def test_a_malicious_worker_raises_the_losses_it_reports():
+    base = _problem()
+    args = (base.model, base.X, base.y, base.parts, base.X_test, base.y_test,
+            base.test_parts[:-1] + [np.array([], dtype=np.int64)])
+    honest = WorkerNeuralProblem(*args, malicious=N - 1)
+    liar = WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=10.0)
+    assert liar.reported_loss(N - 1, 0.3) == pytest.approx(3.0) and liar.reported_loss(0, 0.3) == 0.3
+    ctx = RunContext(seed=1, max_rounds=10)
+    alg = make_algorithm("aspire", lr=0.1)
+    F_h, F_l = alg.init(honest, ctx).F, alg.init(liar, ctx).F
+    np.testing.assert_allclose(F_l, np.r_[F_h[:-1], 10 * F_h[-1]])
+    (_, f_h), = alg.worker_compute(alg.init(honest, ctx), honest, ctx, [N - 1], 0)
+    (_, f_l), = alg.worker_compute(alg.init(liar, ctx), liar, ctx, [N - 1], 0)
+    assert f_l == pytest.approx(10 * f_h)
+    # AFL's lambda (loss-driven) moves to the liar; the honest run keeps it lower
+    runs = {}
+    for name, prob in (("honest", honest), ("liar", liar)):
+        from fedrepro.sim.loop import simulate
+        runs[name] = simulate(prob, make_algorithm("afl", lr=0.1), max_rounds=30, seed=2, eval_every=30)
+    assert runs["liar"].trace[-1]["lambda_last"] > runs["honest"].trace[-1]["lambda_last"] + 0.2
+    with pytest.raises(ValueError, match="malicious_loss_scale"):
+        WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=0.5)

@@ -16,10 +16,19 @@ __all__ = ["PRIOR", "check_prior", "resolve_prior", "reported_losses", "mixture_
 PRIOR = [None, PRIOR_CONSTRAINT]
 
 
+def report(problem, j: int, value: float) -> float:
+    """What worker j tells the master its loss is: ``problem.reported_loss`` when the problem has one (a
+    malicious worker raising its loss, aspire App. C.2), else the value."""
+    f = getattr(problem, "reported_loss", None)
+    return float(value) if f is None else float(f(int(j), float(value)))
+
+
 def reported_losses(problem, ctx, w: np.ndarray, workers, r: int, B_loss: int) -> np.ndarray:
     """F_j = mean loss of w (eval mode) on min(B_loss, n_j) samples of worker j drawn without
-    replacement from ``ctx.rng("loss_batch", r, j)`` (all of them when n_j <= B_loss), float64."""
-    return np.array([float(problem.batch_loss(w, random_batch(problem, ctx.rng("loss_batch", r, int(j)), j, B_loss)))
+    replacement from ``ctx.rng("loss_batch", r, j)`` (all of them when n_j <= B_loss), float64, as
+    the worker reports it (:func:`report`)."""
+    return np.array([report(problem, j, problem.batch_loss(w, random_batch(problem, ctx.rng("loss_batch", r, int(j)),
+                                                                           j, B_loss)))
                      for j in np.asarray(workers, dtype=np.int64)], dtype=np.float64)
 
 

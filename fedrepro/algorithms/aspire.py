@@ -12,7 +12,13 @@ Worker j, message (z~, pi~_j, phi~_j, t~) (``worker_compute``)::
     repeat local_steps times:   w_j <- clip(w_j - a_w(t~) (pi~_j g - phi~_j - kappa_1 (z~ - w_j)), +-alpha_1)   (11)
     F_j = minibatch loss (B_loss samples, fresh) at the new w_j; report (w_j, F_j)
 
-a_w(t) = alpha_w for t < T1, lr_after_T1 alpha_w after (AMBIG-5, 24). Master iteration t -> t+1 with the
+a_w(t) = alpha_w for t < T1, lr_after_T1 alpha_w after (AMBIG-5, 24). T1, the cutting-plane cutoff
+(not given by the paper), is inside every run (FIDELITY AS-25): the parameter ``T1`` (master
+iterations, < max_rounds), else ``T1_fraction`` of the run's length -- of ``max_rounds`` when the run
+has no time budget; with a virtual time budget B, T1 = 1 + the first iteration that starts at virtual
+time >= T1_fraction B (so iteration T1 - 1 is the last that may add a plane and every job sent after
+it uses the constant step), or T1_fraction max_rounds if that comes first. Decided on the virtual
+clock, so deterministic and never past the run's end. Master iteration t -> t+1 with the
 reports of Q (``master_update``, Gauss-Seidel order M1-M4, AMBIG-26)::
 
     z <- clip(z - eta_z (sum_j phi_j + kappa_1 sum_j (z - w_j)), +-alpha_1)                          (12)
@@ -35,6 +41,7 @@ from numbers import Real
 
 import numpy as np
 
+from fedrepro.algorithms._mixture import report
 from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.local_epochs import random_batch
@@ -58,7 +65,8 @@ class AspireState(State):
     pi: np.ndarray | None = None         # (N,) effective weights sum_l lambda_l p^(l)
     q: np.ndarray | None = None          # prior
     uset: object = None                  # the uncertainty set (EASE subproblem)
-    T1: int = 0
+    T1: int = 0                          # cutoff (while T1_time is set: a cap, the clock may fix it earlier)
+    T1_time: float | None = None         # time-budgeted runs: virtual time whose first iteration fixes T1
     k: int = 1
     delay_est: np.ndarray | None = None  # ASPIRE-ADP: EMA of each worker's round trip (NaN: none yet)
     S_t: int = 1
@@ -79,8 +87,12 @@ class Aspire(AsyncAlgorithm):
     ease : remove planes (20) (False: ASPIRE-CP). local_steps : steps of (11) per job (5: EASE_per).
     S : active workers per iteration (None: all N, the synchronous ASPIRE-EASE(-)). adp : None, or {s, beta1, beta_ema, rule: text|printed}.
     kappa1_times_alpha_w : kappa_1 alpha_w (0.5); eta_z = 1 / (2 N kappa_1).
-    eta_h, rho1, rho2, c_min, alpha1..alpha4, lr_after_T1, T1_fraction (T1 = fraction x max
-    iterations), k (plane period; None: N), B, B_loss, viol_tol : spec §3.1.
+    eta_h, rho1, rho2, c_min, alpha1..alpha4, lr_after_T1, k (plane period; None: N), B, B_loss, viol_tol :
+        spec §3.1.
+    T1 : the cutting-plane cutoff in master iterations (None: from T1_fraction); must be < max_rounds,
+        refused with a time budget (the budget's iteration count is only known on the clock).
+    T1_fraction : in (0, 1): T1 = fraction x max_rounds, or, with a time budget B, 1 + the first iteration
+        starting at virtual time >= fraction x B (module docstring).
     """
 
     lr: float = 0.05
@@ -104,6 +116,7 @@ class Aspire(AsyncAlgorithm):
     alpha3: float = 1.0
     alpha4: float = 10.0
     lr_after_T1: float = 0.5
+    T1: int | None = None
     T1_fraction: float = 0.5
     k: int | None = None
     B: int = 64
@@ -121,7 +134,8 @@ class Aspire(AsyncAlgorithm):
         "S": [None, POSITIVE_INT], "ease": [Boolean], "local_steps": [POSITIVE_INT], "adp": [None, Anything("{s, beta1, beta_ema, rule}")],
         "kappa1_times_alpha_w": [POSITIVE], "eta_h": [NONNEGATIVE], "rho1": [POSITIVE], "rho2": [POSITIVE],
         "c_min": [POSITIVE], "alpha1": [POSITIVE], "alpha2": [POSITIVE], "alpha3": [POSITIVE],
-        "alpha4": [POSITIVE], "lr_after_T1": [POSITIVE], "T1_fraction": [Interval(Real, 0, 1, closed="both")],
+        "alpha4": [POSITIVE], "lr_after_T1": [POSITIVE], "T1": [None, POSITIVE_INT],
+        "T1_fraction": [Interval(Real, 0, 1, closed="neither")],
         "k": [None, POSITIVE_INT], "B": [POSITIVE_INT], "B_loss": [POSITIVE_INT], "viol_tol": [NONNEGATIVE],
     }
 
@@ -169,15 +183,31 @@ class Aspire(AsyncAlgorithm):
         q = resolve_prior(self.prior, m, "aspire")
         w0 = problem.init_params(ctx.rng("init"))
         W = np.tile(w0, (m, 1))
-        F = np.array([problem.batch_loss(w0, random_batch(problem, ctx.rng("loss_batch", j), j, self.B_loss))
+        F = np.array([report(problem, j, problem.batch_loss(w0, random_batch(problem, ctx.rng("loss_batch", j), j,
+                                                                             self.B_loss)))
                       for j in range(m)])
+        T1, T1_time = self._cutoff(ctx)
         planes = q[None, :].copy()                       # A^0 = {q - pbar 1} (AMBIG-12)
         state = AspireState(w=w0.copy(), W=W, phi=np.zeros_like(W), sum_W=W.sum(axis=0, dtype=np.float64),
                             sum_phi=np.zeros(problem.dim), F=F, planes=planes, lam=np.ones(1),
                             lam_prev=np.ones(1), pi=q.copy(), q=q, uset=self._make_set(q, m),
-                            T1=int(self.T1_fraction * ctx.max_rounds), k=self.k or m,
+                            T1=T1, T1_time=T1_time, k=self.k or m,
                             delay_est=np.full(m, np.nan), S_t=self._S(m))
         return state
+
+    def _cutoff(self, ctx) -> tuple[int, float | None]:
+        """(T1, or its cap while the clock decides it; the virtual time that fixes it, or None)."""
+        budget = getattr(ctx, "time_budget", None)
+        if self.T1 is not None:
+            if budget is not None:
+                raise ValueError(f"aspire: T1={self.T1} with a time budget ({budget:g} s): the iterations the budget "
+                                 "allows are only known on the virtual clock; give T1_fraction instead")
+            if self.T1 >= ctx.max_rounds:
+                raise ValueError(f"aspire: T1={self.T1} is not inside the run (max_rounds={ctx.max_rounds}); "
+                                 f"use T1 < {ctx.max_rounds} or T1_fraction")
+            return int(self.T1), None
+        cap = int(self.T1_fraction * ctx.max_rounds)
+        return cap, (None if budget is None else self.T1_fraction * float(budget))
 
     def worker_compute(self, state, problem, ctx, workers, t: int) -> list:
         alpha_w, kappa1, _ = self._constants(problem.m)
@@ -198,7 +228,7 @@ class Aspire(AsyncAlgorithm):
                 d = pi_j * grad - phi_j - kappa1 * (z - w)
                 w -= step * d
                 np.clip(w, -self.alpha1, self.alpha1, out=w)
-            reports.append((w, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss))))
+            reports.append((w, report(problem, j, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss)))))
         return reports
 
     def master_update(self, state, problem, ctx, workers, reports, t: int, info: dict) -> None:
@@ -208,6 +238,9 @@ class Aspire(AsyncAlgorithm):
             state.sum_W += w - state.W[j]
             state.W[j] = w
             state.F[j] = F
+        clock = info.get("clock")
+        if state.T1_time is not None and t < state.T1 and clock is not None and clock >= state.T1_time:
+            state.T1, state.T1_time = t + 1, None                     # the clock fixes T1 (docstring)
         c1 = max(1.0 / (self.rho1 * (t + 1) ** (1 / 6)), self.c_min)
         c2 = max(1.0 / (self.rho2 * (t + 1) ** (1 / 6)), self.c_min)
         z = state.w - eta_z * (state.sum_phi + kappa1 * (m * state.w - state.sum_W))          # M1, (12)
@@ -283,7 +316,8 @@ class Aspire(AsyncAlgorithm):
         out = {"n_planes": len(state.lam), "h": state.h, "sum_lambda": float(state.lam.sum()),
                "pi_min": float(state.pi.min()), "pi_max": float(state.pi.max()), "pi_last": float(state.pi[-1]),
                "planes_added": state.planes_added, "planes_removed": state.planes_removed,
-               "active_workers": state.S_t}
+               "active_workers": state.S_t,
+               "T1": float("nan") if state.T1_time is not None else float(state.T1)}
         if self.adp is not None:
             out.update({f"delay_est_{j}": float(v) for j, v in enumerate(state.delay_est)})
         return out

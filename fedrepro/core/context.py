@@ -56,6 +56,8 @@ class RunContext:
     algorithm : str     name of the algorithm being run (for messages of mechanisms and attacks)
     store :             how per-client state is held: ``"dense"``, ``"lazy"`` or ``"memmap"``
                         (:mod:`fedrepro.core.store`; a run's ``"auto"`` is resolved before the run)
+    time_budget :       virtual seconds after which no master iteration starts (asynchronous runs
+                        with a time budget; None otherwise): a rule may derive schedule lengths from it
     """
 
     k0: int = RUN_DEFAULTS["k0"]
@@ -66,6 +68,7 @@ class RunContext:
     sampler: object = None
     algorithm: str = ""
     store: str = RUN_OPTIONAL["store"]
+    time_budget: float | None = None
 
     def rng(self, purpose: str, *keys: int) -> np.random.Generator:
         return stream(self.seed, purpose, *keys)

@@ -40,7 +40,10 @@ class WorkerNeuralProblem(NeuralProblem):
 
     Extra parameters: ``test_parts`` (m index arrays into X_test; empty for a malicious worker),
     ``malicious`` (index of the malicious worker or None), ``backdoor`` ((X_bd, target) or None),
-    ``eval_max_per_worker`` (None: full training splits), ``eval_seed``.
+    ``eval_max_per_worker`` (None: full training splits), ``eval_seed``, ``malicious_loss_scale``
+    (>= 1: the malicious worker multiplies every loss it reports to the master by it, see
+    :meth:`reported_loss`; the paper's "the malicious worker can purposefully raise the training loss
+    to mislead the master", App. C.2).
     """
     METRIC_CATALOGUE = ("objective", "acc_w", "loss_w", "acc_std", "acc_mean", "test_accuracy", "attack_success",
                         "acc_worker_<j>", "loss_worker_<j>")
@@ -48,7 +51,8 @@ class WorkerNeuralProblem(NeuralProblem):
     name = "worker_neural"
 
     def __init__(self, model, X, y, parts, X_test, y_test, test_parts, *, malicious: int | None = None,
-                 backdoor=None, eval_max_per_worker: int | None = None, eval_seed: int = 0, **kwargs):
+                 backdoor=None, eval_max_per_worker: int | None = None, eval_seed: int = 0,
+                 malicious_loss_scale: float = 1.0, **kwargs):
         super().__init__(model, X, y, parts, X_test, y_test, **kwargs)
         self.test_parts = [np.asarray(p, dtype=np.int64) for p in test_parts]
         if len(self.test_parts) != self.m:
@@ -57,6 +61,9 @@ class WorkerNeuralProblem(NeuralProblem):
             raise ValueError(f"worker_neural: malicious worker {malicious} is not in [0, {self.m})")
         self.malicious = None if malicious is None else int(malicious)
         self.benign = np.array([j != self.malicious for j in range(self.m)])
+        if not float(malicious_loss_scale) >= 1:
+            raise ValueError(f"worker_neural: malicious_loss_scale={malicious_loss_scale}; use a factor >= 1")
+        self.malicious_loss_scale = float(malicious_loss_scale)
         if any(self.test_parts[j].size == 0 for j in np.flatnonzero(self.benign)):
             raise ValueError("worker_neural: every benign worker needs a non-empty test split")
         self.backdoor = None
@@ -66,6 +73,11 @@ class WorkerNeuralProblem(NeuralProblem):
         rng = stream(int(eval_seed), "subset", 3)
         self.eval_parts = [p if eval_max_per_worker is None or p.size <= eval_max_per_worker
                            else np.sort(rng.choice(p, int(eval_max_per_worker), replace=False)) for p in self.parts]
+
+    def reported_loss(self, j: int, value: float) -> float:
+        """The loss worker j reports to the master for a computed ``value``: the malicious worker's is
+        raised by ``malicious_loss_scale``; every other worker reports the value."""
+        return value * self.malicious_loss_scale if j == self.malicious else value
 
     def _scores(self, w, X, rows):
         """Logits of X[rows] in batches; (len(rows), K)."""
@@ -173,4 +185,5 @@ def build_worker_neural(spec: dict, seed: int, data_dir=None, **kwargs) -> Worke
     return WorkerNeuralProblem(model, wd.X_train, wd.y_train, wd.train_parts(), wd.X_test, wd.y_test,
                                wd.test_parts(), malicious=wd.malicious, backdoor=backdoor,
                                eval_max_per_worker=spec.get("eval_max_per_worker"), eval_seed=spec["split_seed"],
+                               malicious_loss_scale=(wd.meta.get("backdoor") or {}).get("loss_scale", 1.0),
                                eval_batch=spec.get("eval_batch"), dataset=spec["dataset"])

@@ -74,7 +74,8 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
     metrics = problem.check_metrics(metrics)
     check_stop_needs(stop, metrics)
     ctx = RunContext(k0=int(k0), rho=1.0, seed=int(seed), max_rounds=int(max_iterations),
-                     algorithm=algorithm.name, store=store)
+                     algorithm=algorithm.name, store=store,
+                     time_budget=None if time_budget is None else float(time_budget))
     m = problem.m
     timing = delays.bind(m, ctx)
     algorithm.prepare(problem, ctx)

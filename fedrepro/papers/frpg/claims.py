@@ -30,15 +30,14 @@ Unstated choices (swept; the verdict is decided across the sweep):
 """
 from __future__ import annotations
 
-import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.claims.verdicts import FAILS, HOLDS, Replicates, decide
+from fedrepro.claims.sweep import across, decide_as, describe
+from fedrepro.claims.verdicts import Replicates
 from fedrepro.papers.frpg.analysis import series_label, with_series
 
 DS = ("usps", "mnist", "fashion_mnist")
@@ -70,66 +69,25 @@ def short(series: str) -> str:
     return SHORT.get(series, series)
 
 
-# ---- claim parameters (for deciding each value of a sweep) -------------------------------
-@functools.lru_cache(maxsize=1)
-def _claims_by_check() -> dict:
-    import yaml
-
-    path = Path(__file__).resolve().parents[3] / "workflow" / "papers" / "frpg.claims.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {c["check"]: c for c in data.get("claims", [])}
-
-
+# ---- deciding across the lambda_R grid (shared machinery: fedrepro.claims.sweep) ----------------
 def _decide(check: str, comps):
-    c = _claims_by_check()[check]
-    return decide(comps, c.get("paper_value"), c["compare"], c.get("tolerance"))
-
-
-def _fmt_decision(d) -> str:
-    if len(d.components) == 1:
-        return f"{d.verdict} {d.components[0].text(note=False)}"
-    worst = [c for c in d.components if c.verdict != HOLDS] or list(d.components)
-    w = min(worst, key=lambda c: c.estimate) if d.verdict != HOLDS else None
-    counts = ", ".join(f"{v} {sum(c.verdict == v for c in d.components)}" for v in (HOLDS, FAILS, "undecided")
-                       if any(c.verdict == v for c in d.components))
-    return f"{d.verdict} ({counts}" + (f"; e.g. {w.text(note=False)}" if w is not None else "") + ")"
+    return decide_as("frpg", check, comps)
 
 
 def _sweep(check: str, settings, side=()):
-    """Decide ``check`` at every setting of an unstated parameter and combine (module docstring).
+    """Decide ``check`` at every lambda_R of the grid and combine (module docstring).
 
     settings: [(label, [Replicates])] - one entry per value of the swept parameter (RSA lambda_R);
     side: [(label, [Replicates])] - sensitivity of a stated parameter (a = 0.3), shown only.
     """
-    settings = [(lab, comps) for lab, comps in settings if comps]
-    if not settings:
-        return None
-    decided = [(lab, comps, _decide(check, comps)) for lab, comps in settings]
-    table = "; ".join(f"{lab}: {_fmt_decision(d)}" for lab, _, d in decided)
-    side_txt = "; ".join(f"{lab}: {_fmt_decision(_decide(check, comps))}" for lab, comps in side if comps)
-    detail = table + (f" | beside (stated-parameter sensitivity): {side_txt}" if side_txt else "")
-    states = {d.verdict for _, _, d in decided}
-    if states == {HOLDS} or states == {FAILS}:
-        # the same verdict at every value: shown (and re-decided by the engine, at the same family-wise
-        # level as each value's decision) on the first grid value's components; the table has the rest
-        return Outcome(decided[0][1], detail=detail,
-                       why=("fails at every λ_R of the grid: " if states == {FAILS} else "") + table)
-    if HOLDS in states and FAILS in states:
-        hold = [lab for lab, _, d in decided if d.verdict == HOLDS]
-        fail = [lab for lab, _, d in decided if d.verdict == FAILS]
-        return NotTestable(f"depends on the unstated λ_R: holds at {', '.join(hold)}, fails at {', '.join(fail)} "
-                           f"(a = 3) — {detail}")
-    open_ = [lab for lab, _, d in decided if d.verdict not in (HOLDS, FAILS)]
-    need = [d.needed for _, _, d in decided if d.needed]
-    return NotTestable(f"undecided at {', '.join(open_)}" + (f" (about {max(need)} seeds would decide)" if need
-                                                            else "") + f" — {detail}")
+    return across("frpg", check, settings, name="the unstated λ_R", context=" (a = 3)", side=side)
 
 
 def _stated(check: str, comps, side=(), why=""):
     """A claim at the stated parameters, with the sensitivity series beside (shown, not decided on)."""
     if not comps:
         return None
-    side_txt = "; ".join(f"{lab}: {_fmt_decision(_decide(check, c))}" for lab, c in side if c)
+    side_txt = "; ".join(f"{lab}: {describe(_decide(check, c))}" for lab, c in side if c)
     return Outcome(comps, detail=f"beside (not the verdict): {side_txt}" if side_txt else "",
                    why=why + (f"; beside: {side_txt}" if side_txt else ""))
 
