@@ -310,7 +310,7 @@ class Aspire(AsyncAlgorithm):
         return len(state.lam), bool(state.cp_solved)
 
     RECORDS = ("n_planes", "h", "sum_lambda", "pi_min", "pi_max", "pi_last", "planes_added", "planes_removed",
-               "active_workers", "delay_est_<j>")
+               "active_workers", "T1", "delay_est_<j>")
 
     def round_metrics(self, state, problem, ctx) -> dict:
         out = {"n_planes": len(state.lam), "h": state.h, "sum_lambda": float(state.lam.sum()),
