@@ -142,6 +142,72 @@ def test_table3_claims_hold_fail_and_stay_undecided_on_capped_runs(tmp_path):
     assert "paper: FedADMM" in md and "[ρ=0.1]" in md and "[reduced scale: MLP" in md
 
 
+def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monkeypatch):
+    """Issue #25: Table III, Figs. 3-5 and Fig. 10 carry both FedADMM variants, labelled, each with its
+    own claim set (the *_alg1 checks swap in the <exp>_alg1 runs, paired by seed with the baselines)."""
+    monkeypatch.chdir(tmp_path)
+    cols = TABLE3_COLUMNS[:2]
+    frames = _table3({s: {"FedADMM": [5, 6, 5], "FedAvg": [9, 10, 9], "FedProx": 12, "SCAFFOLD": 10,
+                          "FedSGD": [40, 42, 41]} for s in cols})
+    t3 = frames["table3"]
+    early = t3["algorithm"] == "fedadmm_gong"
+    t3.loc[early, "params"] = t3.loc[early, "params"].map(
+        lambda p: json.dumps({**json.loads(p), "local_init": "sequential_shared", "random_epochs": False}))
+    frames["table3_alg1"] = pd.concat([run("table3_alg1", "FedADMM", ramp(15), setting=s, seed=seed, E=5,
+                                           local_init="local") for s in cols for seed in (0, 1, 2)])
+    early_out, alg1_out = C.table3_fedadmm_fewest(frames, {}), C.CHECKS["table3_fedadmm_fewest_alg1"](frames, {})
+    assert list(early_out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", early_out) == HOLDS
+    assert list(alg1_out.value[0].values) == [6, 5, 6]
+    assert verdict("q1_table3_fedadmm_fewest_alg1", alg1_out) == FAILS
+    # without the twin the Alg. 1 claim is not run (no value), the early code's is unchanged
+    assert C.CHECKS["table3_fedadmm_fewest_alg1"]({k: v for k, v in frames.items() if k != "table3_alg1"}, {}) is None
+    # fixed E (the early code) does exactly FedAvg's local work; the check knows it
+    t3.loc[early, "local_samples"] = t3.loc[early, "round"] * 600
+    assert C.table3_local_computation(frames, {}).value is True
+    t3.loc[early, "local_samples"] = t3.loc[early, "round"] * 360
+    assert C.table3_local_computation(frames, {}).value is False
+    # the table: both FedADMM rows and both reductions, labelled
+    F.table3(frames, {}, tmp_path / "table3")
+    md = (tmp_path / "table3.md").read_text()
+    for label in ("FedADMM (early code)", "FedADMM (Alg. 1)", "Reduction, FedADMM (early code)",
+                  "Reduction, FedADMM (Alg. 1)", "Algorithm 1 as printed"):
+        assert label in md, label
+    # a curve panel labels every variant
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from fedrepro.papers.fedadmm_gong.analysis import tidy as _tidy
+    fig, ax = plt.subplots()
+    sub = pd.concat([_tidy(frames["table3"]), _tidy(frames["table3_alg1"])])
+    F._algorithm_panel(ax, sub[sub["setting"] == cols[0]], "x")
+    labels = ax.get_legend_handles_labels()[1]
+    assert {"FedADMM (early code)", "FedADMM (Alg. 1)", "FedAvg", "SCAFFOLD"} <= set(labels)
+    plt.close(fig)
+
+
+def test_fig8_tests_the_early_code_against_option_ii():
+    parts = []
+    for ds in ("mnist", "cifar10"):
+        for part in ("iid", "label_shards"):
+            for eta in (0.5, 1.0):
+                for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01)):
+                    parts.append(run("fig8", "FedADMM", np.full(21, 0.7 + e), ds=ds, partition=part,
+                                     local_init="global", eta=eta, seed=seed))
+                    parts.append(run("fig8", "FedADMM", np.full(21, 0.6 + e), ds=ds, partition=part,
+                                     local_init="local", eta=eta, seed=seed))
+    seq = [run("fig8_sequential", "FedADMM", np.full(21, (0.9 if ds == "mnist" else 0.65) + e), ds=ds, partition=part,
+               local_init="sequential_shared", eta=eta, seed=seed)
+           for ds in ("mnist", "cifar10") for part in ("iid", "label_shards") for eta in (0.5, 1.0)
+           for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01))]
+    frames = {"fig8": pd.concat(parts), "fig8_sequential": pd.concat(seq)}
+    out = C.early_code_ge_option2(frames, {})
+    assert len(out.value) == 8 and out.value[0].values == pytest.approx([-5.0, -5.0, -5.0])
+    assert verdict("q6_early_code_superior_to_option2", out) == FAILS           # CIFAR-10: 5 pp below Option II
+    mnist = {k: v[v["problem"].str.contains('"mnist"')] for k, v in frames.items()}
+    assert verdict("q6_early_code_superior_to_option2", C.early_code_ge_option2(mnist, {})) == HOLDS
+    assert C.early_code_ge_option2({"fig8": frames["fig8"]}, {}) is None
+
+
 def test_bounds_follow_the_side_they_inform():
     idx = pd.Index([0, 1])
     a = C._B(pd.Series([21.0, 5.0], index=idx), pd.Series([True, False], index=idx), pd.Series([False, False], index=idx))
@@ -289,7 +355,7 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
     strip = lambda c: {k: v for k, v in c.items() if k not in ("instance", "seed", "cell")}
     for (_, e), cells in verify.items():
-        n = 1 if e == "fig8_sequential" else 5 if e.startswith("fig6") else 3
+        n = 5 if e.startswith("fig6") else 3
         assert {c["instance"] for c in cells} == set(range(n)), e
         assert [strip(c) for c in cells if c["instance"] == 0] == [strip(c) for c in quick[("fedadmm_gong", e)]], e
     claims = load_claims("fedadmm_gong")
@@ -297,7 +363,15 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     assert {c["check"] for c in claims} <= set(C.CHECKS)
     assert len(claims) >= 30
     used = {e for c in claims for e in c.get("experiments", [])}
-    assert "fig8_sequential" not in used                # a diagnostic: one seed at verify
+    # issue #25: the early code is tested against Option II (Fig. 8), and Algorithm 1 as printed runs beside
+    # it in Table III, Figs. 3-5 and Fig. 10 with its own claim set
+    assert {"fig8_sequential", "table3_alg1", "scaling_alg1", "fig10_alg1"} <= used
+    by_id = {c["id"]: c for c in claims}
+    for c in claims:
+        if c["check"] in C.ALG1_CHECKS:
+            twin = by_id[c["id"] + "_alg1"]
+            assert twin["check"] == c["check"] + "_alg1" and twin["source"] == c["source"], c["id"]
+            assert "Algorithm 1 as printed" in twin["text"]
     for c in claims:                                    # one quick seed decides no noisy statement
         if c["kind"] == "paper":
             assert "quick" not in c["testable_at"], c["id"]
@@ -398,13 +472,34 @@ def test_titles_say_which_fedadmm_the_curves_show():
     seq = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
                           run("x", "FedAvg", [0.1, 0.5])]))
     assert "authors' early code" in scale_note(seq)
+    assert "E_i ~ U{1..E}" in scale_note(seq)
+    fixed = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared", random_epochs=False)]))
+    assert "fixed E" in scale_note(fixed)
     mixed = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
                             run("x", "FedADMM", [0.1, 0.5], local_init="local")]))
-    assert "early code" not in scale_note(mixed)
+    assert "FedADMM (early code) = the authors' early code" in scale_note(mixed)
+    assert "FedADMM (Alg. 1) = Algorithm 1 as printed" in scale_note(mixed)
+    options = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="global"),
+                              run("x", "FedADMM", [0.1, 0.5], local_init="local")]))
+    assert "early code" not in scale_note(options)
     quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
     inits = {(e, c["params"].get("local_init")) for (_, e), v in quick.items() for c in v if c["algorithm"] == "fedadmm_gong"}
     assert {i for e, i in inits if e == "fig8"} == {"local", "global"}
-    assert {i for e, i in inits if e not in ("fig8",)} == {"sequential_shared"}
+    assert {i for e, i in inits if e.endswith("_alg1")} == {"local"}
+    assert {e for e, i in inits if e.endswith("_alg1")} == {"table3_alg1", "scaling_alg1", "fig10_alg1"}
+    assert {i for e, i in inits if e != "fig8" and not e.endswith("_alg1")} == {"sequential_shared"}
+    # the early code everywhere it runs: random client order, fixed E (GO-15); Algorithm 1: E_i ~ U{1..E}
+    for (_, e), v in quick.items():
+        for c in v:
+            if c["algorithm"] == "fedadmm_gong" and c["params"].get("local_init") == "sequential_shared":
+                assert c["params"]["client_order"] == "random" and c["params"]["random_epochs"] is False, e
+            if e.endswith("_alg1"):
+                assert c["params"]["random_epochs"] is True
+    # each twin has the same settings, grid points and seeds as its experiment (paired by seed)
+    for exp in ("table3", "scaling", "fig10"):
+        key = lambda c: (c["columns"].get("setting"), json.dumps(c["problem"], sort_keys=True), c["seed"])
+        base = {key(c) for c in quick[("fedadmm_gong", exp)] if c["algorithm"] == "fedadmm_gong"}
+        assert {key(c) for c in quick[("fedadmm_gong", exp + "_alg1")]} == base, exp
 
 
 def test_difference_claims_are_paired_by_seed_and_can_fail():
