@@ -10,8 +10,8 @@ from fedrepro.claims import FAILS, HOLDS, UNDECIDED, NotTestable, Outcome, Repli
 from fedrepro.experiments.cells import all_cells
 from fedrepro.papers.fedadmm_gong import claims as C
 from fedrepro.papers.fedadmm_gong import figures as F
-from fedrepro.papers.fedadmm_gong.analysis import (TABLE3_COLUMNS, TARGETS, best_prox, mean_curve, reduction,
-                                                   rounds_to, rtt, tidy)
+from fedrepro.papers.fedadmm_gong.analysis import (MLP_TARGETS, TABLE3_COLUMNS, TARGETS, best_prox, mean_curve,
+                                                   reduction, rounds_to, rtt, tidy)
 
 ALG = {"FedADMM": "fedadmm_gong", "FedAvg": "fedavg_sgd", "FedProx": "fedprox_sgd", "SCAFFOLD": "scaffold",
        "FedSGD": "fedsgd"}
@@ -21,6 +21,8 @@ def run(experiment, method, acc, *, ds="mnist", m=100, partition="iid", model="m
         **params):
     """A tidy result frame of one run whose test accuracy after round r is acc[r] (acc[0]: round 0)."""
     n = len(acc)
+    if method == "FedADMM":                          # the experiments' FedADMM: the authors' early code (GO-15)
+        params.setdefault("local_init", "sequential_shared")
     problem = {"name": "neural", "model": model, "dataset": ds, "m": m, "partition": partition}
     df = pd.DataFrame({"round": np.arange(n), "test_accuracy": np.asarray(acc, float)})
     df["experiment"], df["algorithm"], df["seed"] = experiment, ALG[method], seed
@@ -153,11 +155,18 @@ def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monk
     early = t3["algorithm"] == "fedadmm_gong"
     t3.loc[early, "params"] = t3.loc[early, "params"].map(
         lambda p: json.dumps({**json.loads(p), "local_init": "sequential_shared", "random_epochs": False}))
-    frames["table3_alg1"] = pd.concat([run("table3_alg1", "FedADMM", ramp(15), setting=s, seed=seed, E=5,
+    frames["table3_alg1"] = pd.concat([run("table3_alg1", "FedADMM", ramp(15, level=MLP_TARGETS["local"]["mnist"]),
+                                           setting=s, seed=seed, E=5,
                                            local_init="local") for s in cols for seed in (0, 1, 2)])
+    # the baselines' ramps cross the early code's target (0.90) at 9-12 rounds and Alg. 1's (0.41) earlier:
+    # each variant's claims judge every method by that variant's targets (GO-12)
+    assert MLP_TARGETS["sequential_shared"]["mnist"] != MLP_TARGETS["local"]["mnist"]
+    base = C._df(frames, "table3")
+    assert set(base.loc[base["method"] == "FedADMM", "local_init"]) == {"sequential_shared"}
+    assert (base["tvariant"] == "sequential_shared").all()
     early_out, alg1_out = C.table3_fedadmm_fewest(frames, {}), C.CHECKS["table3_fedadmm_fewest_alg1"](frames, {})
     assert list(early_out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", early_out) == HOLDS
-    assert list(alg1_out.value[0].values) == [6, 5, 6]
+    assert (alg1_out.value[0].values > 0).all()
     assert verdict("q1_table3_fedadmm_fewest_alg1", alg1_out) == FAILS
     # without the twin the Alg. 1 claim is not run (no value), the early code's is unchanged
     assert C.CHECKS["table3_fedadmm_fewest_alg1"]({k: v for k, v in frames.items() if k != "table3_alg1"}, {}) is None
@@ -541,7 +550,7 @@ def test_eta_claims_read_the_iid_panel_and_the_schedule():
 
 
 def test_table5_claims_read_fedprox_rho_per_cell():
-    acc = {("mnist", 0.01): 0.60, ("mnist", 0.1): 0.80, ("mnist", 1.0): 0.70,
+    acc = {("mnist", 0.01): 0.75, ("mnist", 0.1): 0.95, ("mnist", 1.0): 0.85,     # ρ=0.1 above the 90% target
            ("fashion_mnist", 0.01): 0.75, ("fashion_mnist", 0.1): 0.72, ("fashion_mnist", 1.0): 0.60}
     parts = []
     for ds in ("mnist", "fashion_mnist"):
