@@ -265,6 +265,10 @@ def fig4(frames, summaries, out):
     for i, (ds, part) in enumerate(parts.items()):
         d_all = t[t["dataset"] == ds] if not t.empty else t
         ax = axes[i, 0]
+        if d_all.empty:
+            _empty(ax, "no FedADMM runs")
+            _empty(axes[i, 1], "no FedADMM runs")
+            continue
         series = [(variant_label(v), VARIANTS.get(v, v), "FedADMM", VARIANT_STYLE.get(v, STYLE["FedADMM"])[0])
                   for v in variants] + [(m if m != "FedProx" else "FedProx (ρ=0.1)", VARIANTS.get(variants[0]), m,
                                          STYLE[m][0]) for m in BASELINES]
