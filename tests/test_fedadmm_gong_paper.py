@@ -273,6 +273,21 @@ def test_scaling_figures_and_reduction_claims(tmp_path, monkeypatch):
     assert len(gap.value) == 2 and gap.value[0].values == pytest.approx([0.8] * 3)
     assert verdict("fig3_gap_grows_with_m", gap) == HOLDS
     assert verdict("fig3_gap_grows_with_m", C.gap_grows_with_m(flipped, {})) == FAILS
+    # Algorithm 1 beside the early code, at m = 200 only (the quick scale's Fig. 5 slice): labelled rows in
+    # Fig. 4's frame for the m it ran, none invented for the others; its Fig. 5 claim from its own runs
+    frames["scaling_alg1"] = pd.concat([run("scaling_alg1", "FedADMM", np.r_[0.1, np.full(20, 0.95)], ds=ds, m=200,
+                                            partition=part, model="mlp1" if ds != "cifar10" else "mlp2", seed=seed,
+                                            local_init="local")
+                                        for ds in ("fashion_mnist", "cifar10") for part in ("iid", "label_shards")
+                                        for seed in (0, 1, 2)], ignore_index=True)
+    for fig in ("fig3", "fig4", "fig5"):
+        getattr(F, fig)(frames, {}, tmp_path / f"{fig}_both")
+        assert (tmp_path / f"{fig}_both.png").stat().st_size > 10_000
+    t4 = pd.read_csv(tmp_path / "fig4_both.csv")
+    assert set(t4["variant"]) == {"early code", "Alg. 1"}
+    assert set(t4.loc[t4["variant"] == "Alg. 1", "m"]) == {200} and set(t4.loc[t4["variant"] == "early code", "m"]) == {100, 200, 1000}
+    alg1_fig5 = C.CHECKS["fig5_fedadmm_best_alg1"](frames, {})
+    assert len(alg1_fig5.value) == 4 and verdict("q3_fig5_fedadmm_best_alg1", alg1_fig5) == HOLDS
 
 
 def test_table4_claims_and_render(tmp_path):
@@ -366,7 +381,11 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     for (_, e), cells in verify.items():
         n = 5 if e.startswith("fig6") else 3
         assert {c["instance"] for c in cells} == set(range(n)), e
-        assert [strip(c) for c in cells if c["instance"] == 0] == [strip(c) for c in quick[("fedadmm_gong", e)]], e
+        zero, q = [strip(c) for c in cells if c["instance"] == 0], [strip(c) for c in quick[("fedadmm_gong", e)]]
+        if e == "scaling_alg1":                         # quick: Fig. 5's m = 200 slice of verify's grid (budget)
+            assert all(c in zero for c in q) and {c["problem"]["m"] for c in q} == {200} and len(zero) == 10, e
+            continue
+        assert zero == q, e
     claims = load_claims("fedadmm_gong")
     validate_claims(claims, "fedadmm_gong")
     assert {c["check"] for c in claims} <= set(C.CHECKS)
@@ -505,10 +524,12 @@ def test_titles_say_which_fedadmm_the_curves_show():
             if e.endswith("_alg1"):
                 assert c["params"]["random_epochs"] is True
     # each twin has the same settings, grid points and seeds as its experiment (paired by seed)
+    verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
     for exp in ("table3", "scaling", "fig10"):
         key = lambda c: (c["columns"].get("setting"), json.dumps(c["problem"], sort_keys=True), c["seed"])
-        base = {key(c) for c in quick[("fedadmm_gong", exp)] if c["algorithm"] == "fedadmm_gong"}
-        assert {key(c) for c in quick[("fedadmm_gong", exp + "_alg1")]} == base, exp
+        base = {key(c) for c in verify[("fedadmm_gong", exp)] if c["algorithm"] == "fedadmm_gong"}
+        assert {key(c) for c in verify[("fedadmm_gong", exp + "_alg1")]} == base, exp
+    assert {c["problem"]["m"] for c in quick[("fedadmm_gong", "scaling_alg1")]} == {200}      # Fig. 5 at quick
 
 
 def test_difference_claims_are_paired_by_seed_and_can_fail():

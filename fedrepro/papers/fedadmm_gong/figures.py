@@ -273,14 +273,16 @@ def fig4(frames, summaries, out):
                   for v in variants] + [(m if m != "FedProx" else "FedProx (ρ=0.1)", VARIANTS.get(variants[0]), m,
                                          STYLE[m][0]) for m in BASELINES]
         width = 0.8 / len(series)
-        first = d_all[d_all["variant"] == VARIANTS.get(variants[0], variants[0])] if not d_all.empty else d_all
+        first = max((d_all[d_all["variant"] == VARIANTS.get(v, v)] for v in variants), key=len)   # widest m range
         x = np.arange(len(first))
+        ms = [int(m) for m in first["m"]]
         for k, (label, vname, method, color) in enumerate(series):
-            d = d_all[d_all["variant"] == vname]
+            d = d_all[(d_all["variant"] == vname) & d_all["m"].isin(ms)]
             T = d["horizon"].to_numpy()
             r = d[f"rounds_{method}"].to_numpy(dtype=float)
             h = np.where(np.isnan(r), T + 1, r)
-            bars = ax.bar(x[:len(h)] + (k - (len(series) - 1) / 2) * width, h, width, color=color, label=label,
+            at = np.array([ms.index(int(m)) for m in d["m"]], dtype=float)      # a variant may miss some m
+            bars = ax.bar(at + (k - (len(series) - 1) / 2) * width, h, width, color=color, label=label,
                           hatch=None if method != "FedADMM" or k == 0 else "..")
             for b, miss in zip(bars, np.isnan(r)):
                 if miss:
