@@ -55,6 +55,27 @@ def go16_cell(variant: str, lr: float, instance: int, rounds: int, eval_every: i
     return cell
 
 
+def table(path: Path, variants, lrs, seeds, rounds) -> str:
+    """Markdown: one row per (variant, lr), one column per seed: test accuracy after ``rounds`` rounds
+    (round-1 accuracy and CPU seconds in brackets); "—" = not run."""
+    runs = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            runs[(r["variant"], r["lr"], r["instance"], r["rounds"])] = r
+    head = "| variant | lr | " + " | ".join(f"seed {BASE_SEED + i}" for i in seeds) + " |"
+    rows = [head, "|" + "---|" * (2 + len(seeds))]
+    for v in variants:
+        for lr in lrs:
+            cells = []
+            for i in seeds:
+                r = runs.get((v, lr, i, rounds))
+                cells.append("—" if r is None else
+                             f"**{r['final']:.3f}** (r1 {r['acc'].get('1', r['acc'].get(1, float('nan'))):.3f}; {r['cpu_s']:.0f} CPU-s)")
+            rows.append(f"| {v} | {lr:g} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -64,7 +85,11 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=1)
     ap.add_argument("--data-dir", default="data/processed")
+    ap.add_argument("--table", action="store_true", help="print --out's cells as FIDELITY GO-16's table and exit")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(Path(args.out), args.variants, args.lrs, args.seeds, args.rounds))
+        return
     from fedrepro.experiments.runner import run_cell
 
     out = Path(args.out)
