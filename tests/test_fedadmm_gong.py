@@ -71,14 +71,18 @@ def epochs_of(seed, t, n, E, random):
 
 
 def ref_fedadmm(p, rounds, seed=0, rho_part=2 / 3, *, lr=0.1, mu=0.5, E=3, B="full", random=True,
-                rho=lambda t: 0.5, eta=lambda t: 1.0, init="local", first_visit="global"):
-    """Spec §3.1 (Option I), §3.2 (Option II, sequential_shared); Delta_i by eq. (4) as written."""
+                rho=lambda t: 0.5, eta=lambda t: 1.0, init="local", first_visit="global", order="ascending"):
+    """Spec §3.1 (Option I), §3.2 (Option II, sequential_shared); Delta_i by eq. (4) as written. ``order``
+    ``random``: the selected clients train in a permutation drawn from ("client_order", t) (the early
+    code's np.random.choice order), E_i drawn by training position."""
     theta = p.init_params(stream(seed, "init"))
     theta0 = theta.copy()
     W, Y = {}, defaultdict(lambda: np.zeros(p.dim))
     sampler = UniformSampler(p.m, rho_part, seed)
     for t in range(rounds):
         S = sampler(t)
+        if order == "random":
+            S = S[stream(seed, "client_order", t).permutation(len(S))]
         Ei = epochs_of(seed, t, len(S), E, random)
         deltas, prev = [], None
         for j, c in enumerate(S):
@@ -105,14 +109,17 @@ def close(a, b):
 
 
 # ---- FedADMM ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("init, first_visit", [("local", "global"), ("local", "theta0"), ("global", "global"),
-                                               ("sequential_shared", "global")])
-def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit):
+@pytest.mark.parametrize("init, first_visit, order", [("local", "global", None), ("local", "theta0", None),
+                                                      ("global", "global", None),
+                                                      ("sequential_shared", "global", None),
+                                                      ("sequential_shared", "global", "ascending")])
+def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit, order):
     p = tiny()
     alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", rho=0.5, local_init=init,
-                         first_visit_init=first_visit)
+                         first_visit_init=first_visit, **({} if order is None else {"client_order": order}))
     theta, st = drive(alg, p, rounds=4)
-    ref, W, Y = ref_fedadmm(p, 4, rho=lambda t: 0.5, init=init, first_visit=first_visit)
+    eff = order or ("random" if init == "sequential_shared" else "ascending")
+    ref, W, Y = ref_fedadmm(p, 4, rho=lambda t: 0.5, init=init, first_visit=first_visit, order=eff)
     close(theta, ref)
     assert set(Y) == {0, 1, 2}                                   # every client took part (not all every round)
     for c in Y:
@@ -123,6 +130,58 @@ def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit):
     # the variants genuinely differ
     if init != "local" or first_visit != "global":
         assert not np.allclose(theta, ref_fedadmm(p, 4, rho=lambda t: 0.5)[0])
+
+
+def test_early_code_client_order_is_its_own_random_stream():
+    """sequential_shared trains the selected clients in a permutation from ("client_order", r): it
+    differs from ascending order, is the same for the same seed, changes with the seed, leaves the
+    selection unchanged, and the uploads/steps/epochs come back in the selected set's order."""
+    p = tiny(sizes=(5, 6, 7, 8, 9, 10))
+    alg = make_algorithm("fedadmm_gong", E=3, B=4, rho=0.5, local_init="sequential_shared")
+    asc = make_algorithm("fedadmm_gong", E=3, B=4, rho=0.5, local_init="sequential_shared", client_order="ascending")
+    assert alg.order == "random" and asc.order == "ascending"
+    assert make_algorithm("fedadmm_gong").order == "ascending"
+    orders = []
+    for r in range(6):
+        S = np.arange(6)
+        perm = alg.training_order(RunContext(seed=3, rho=1.0), S, r)
+        assert sorted(perm) == list(range(6))
+        np.testing.assert_array_equal(perm, stream(3, "client_order", r).permutation(6))
+        np.testing.assert_array_equal(perm, alg.training_order(RunContext(seed=3, rho=1.0), S, r))
+        orders.append(tuple(perm))
+    assert len(set(orders)) > 1 and any(o != tuple(range(6)) for o in orders)
+    assert tuple(alg.training_order(RunContext(seed=4, rho=1.0), np.arange(6), 0)) != orders[0]
+    th_r, st_r = drive(alg, p, rounds=3, seed=1, rho=0.5)
+    th_a, st_a = drive(asc, p, rounds=3, seed=1, rho=0.5)
+    assert not np.allclose(th_r, th_a)                              # the order changes the early code's result
+    np.testing.assert_array_equal(drive(alg, p, rounds=3, seed=1, rho=0.5)[0], th_r)     # same config, same numbers
+    np.testing.assert_array_equal(np.sort(st_r.order), st_r.senders)   # same selection, another order
+    # Option I / II: the clients are independent; a random order is refused, not silently ignored
+    for init in ("local", "global"):
+        with pytest.raises(ValueError, match="client_order: random needs local_init: sequential_shared"):
+            make_algorithm("fedadmm_gong", local_init=init, client_order="random")
+    with pytest.raises(ValueError):
+        make_algorithm("fedadmm_gong", local_init="sequential_shared", client_order="descending")
+
+
+def test_early_code_fixed_epochs_option():
+    """random_epochs: false runs E epochs for every client (the early code's --fixed 1); true draws E_i."""
+    p = tiny(sizes=(8, 8, 8))
+    fixed = make_algorithm("fedadmm_gong", E=3, B=4, local_init="sequential_shared", random_epochs=False)
+    rand = make_algorithm("fedadmm_gong", E=3, B=4, local_init="sequential_shared", random_epochs=True)
+    _, sf = drive(fixed, p, rounds=5, seed=2)
+    assert (sf.epochs == 3).all() and (sf.steps == 3 * 2).all()
+    seen = set()
+    for seed in range(6):
+        _, sr = drive(rand, p, rounds=1, seed=seed)
+        seen |= set(int(e) for e in sr.epochs)
+        np.testing.assert_array_equal(sr.steps, 2 * sr.epochs)       # steps follow each client's own E_i
+    assert seen - {3} and seen <= {1, 2, 3}
+    th_f, th_r = drive(fixed, p, rounds=3, seed=2)[0], drive(rand, p, rounds=3, seed=2)[0]
+    assert not np.allclose(th_f, th_r)
+    th_ref = ref_fedadmm(p, 3, seed=2, E=3, B=4, rho=lambda t: 0.01, random=False, init="sequential_shared",
+                         order="random")[0]
+    close(th_f, th_ref)
 
 
 def test_fedadmm_minibatches_momentum_and_schedules_by_hand():

@@ -10,8 +10,8 @@ from fedrepro.claims import FAILS, HOLDS, UNDECIDED, NotTestable, Outcome, Repli
 from fedrepro.experiments.cells import all_cells
 from fedrepro.papers.fedadmm_gong import claims as C
 from fedrepro.papers.fedadmm_gong import figures as F
-from fedrepro.papers.fedadmm_gong.analysis import (TABLE3_COLUMNS, TARGETS, best_prox, mean_curve, reduction,
-                                                   rounds_to, rtt, tidy)
+from fedrepro.papers.fedadmm_gong.analysis import (MLP_TARGETS, TABLE3_COLUMNS, TARGETS, best_prox, mean_curve,
+                                                   reduction, rounds_to, rtt, tidy)
 
 ALG = {"FedADMM": "fedadmm_gong", "FedAvg": "fedavg_sgd", "FedProx": "fedprox_sgd", "SCAFFOLD": "scaffold",
        "FedSGD": "fedsgd"}
@@ -21,6 +21,8 @@ def run(experiment, method, acc, *, ds="mnist", m=100, partition="iid", model="m
         **params):
     """A tidy result frame of one run whose test accuracy after round r is acc[r] (acc[0]: round 0)."""
     n = len(acc)
+    if method == "FedADMM":                          # the experiments' FedADMM: the authors' early code (GO-15)
+        params.setdefault("local_init", "sequential_shared")
     problem = {"name": "neural", "model": model, "dataset": ds, "m": m, "partition": partition}
     df = pd.DataFrame({"round": np.arange(n), "test_accuracy": np.asarray(acc, float)})
     df["experiment"], df["algorithm"], df["seed"] = experiment, ALG[method], seed
@@ -142,6 +144,79 @@ def test_table3_claims_hold_fail_and_stay_undecided_on_capped_runs(tmp_path):
     assert "paper: FedADMM" in md and "[ρ=0.1]" in md and "[reduced scale: MLP" in md
 
 
+def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monkeypatch):
+    """Issue #25: Table III, Figs. 3-5 and Fig. 10 carry both FedADMM variants, labelled, each with its
+    own claim set (the *_alg1 checks swap in the <exp>_alg1 runs, paired by seed with the baselines)."""
+    monkeypatch.chdir(tmp_path)
+    cols = TABLE3_COLUMNS[:2]
+    frames = _table3({s: {"FedADMM": [5, 6, 5], "FedAvg": [9, 10, 9], "FedProx": 12, "SCAFFOLD": 10,
+                          "FedSGD": [40, 42, 41]} for s in cols})
+    t3 = frames["table3"]
+    early = t3["algorithm"] == "fedadmm_gong"
+    t3.loc[early, "params"] = t3.loc[early, "params"].map(
+        lambda p: json.dumps({**json.loads(p), "local_init": "sequential_shared", "random_epochs": False}))
+    frames["table3_alg1"] = pd.concat([run("table3_alg1", "FedADMM", ramp(15, level=MLP_TARGETS["local"]["mnist"]),
+                                           setting=s, seed=seed, E=5,
+                                           local_init="local") for s in cols for seed in (0, 1, 2)])
+    # the baselines' ramps cross the early code's target (0.90) at 9-12 rounds and Alg. 1's (0.41) earlier:
+    # each variant's claims judge every method by that variant's targets (GO-12)
+    assert MLP_TARGETS["sequential_shared"]["mnist"] != MLP_TARGETS["local"]["mnist"]
+    base = C._df(frames, "table3")
+    assert set(base.loc[base["method"] == "FedADMM", "local_init"]) == {"sequential_shared"}
+    assert (base["tvariant"] == "sequential_shared").all()
+    early_out, alg1_out = C.table3_fedadmm_fewest(frames, {}), C.CHECKS["table3_fedadmm_fewest_alg1"](frames, {})
+    assert list(early_out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", early_out) == HOLDS
+    assert (alg1_out.value[0].values > 0).all()
+    assert verdict("q1_table3_fedadmm_fewest_alg1", alg1_out) == FAILS
+    # without the twin the Alg. 1 claim is not run (no value), the early code's is unchanged
+    assert C.CHECKS["table3_fedadmm_fewest_alg1"]({k: v for k, v in frames.items() if k != "table3_alg1"}, {}) is None
+    # fixed E (the early code) does exactly FedAvg's local work; the check knows it
+    t3.loc[early, "local_samples"] = t3.loc[early, "round"] * 600
+    assert C.table3_local_computation(frames, {}).value is True
+    t3.loc[early, "local_samples"] = t3.loc[early, "round"] * 360
+    assert C.table3_local_computation(frames, {}).value is False
+    # the table: both FedADMM rows and both reductions, labelled
+    F.table3(frames, {}, tmp_path / "table3")
+    md = (tmp_path / "table3.md").read_text()
+    for label in ("FedADMM (early code)", "FedADMM (Alg. 1)", "Reduction, FedADMM (early code)",
+                  "Reduction, FedADMM (Alg. 1)", "Algorithm 1 as printed"):
+        assert label in md, label
+    # a curve panel labels every variant
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from fedrepro.papers.fedadmm_gong.analysis import tidy as _tidy
+    fig, ax = plt.subplots()
+    sub = pd.concat([_tidy(frames["table3"]), _tidy(frames["table3_alg1"])])
+    F._algorithm_panel(ax, sub[sub["setting"] == cols[0]], "x")
+    labels = ax.get_legend_handles_labels()[1]
+    assert {"FedADMM (early code)", "FedADMM (Alg. 1)", "FedAvg", "SCAFFOLD"} <= set(labels)
+    plt.close(fig)
+
+
+def test_fig8_tests_the_early_code_against_option_ii():
+    parts = []
+    for ds in ("mnist", "cifar10"):
+        for part in ("iid", "label_shards"):
+            for eta in (0.5, 1.0):
+                for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01)):
+                    parts.append(run("fig8", "FedADMM", np.full(21, 0.7 + e), ds=ds, partition=part,
+                                     local_init="global", eta=eta, seed=seed))
+                    parts.append(run("fig8", "FedADMM", np.full(21, 0.6 + e), ds=ds, partition=part,
+                                     local_init="local", eta=eta, seed=seed))
+    seq = [run("fig8_sequential", "FedADMM", np.full(21, (0.9 if ds == "mnist" else 0.65) + e), ds=ds, partition=part,
+               local_init="sequential_shared", eta=eta, seed=seed)
+           for ds in ("mnist", "cifar10") for part in ("iid", "label_shards") for eta in (0.5, 1.0)
+           for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01))]
+    frames = {"fig8": pd.concat(parts), "fig8_sequential": pd.concat(seq)}
+    out = C.early_code_ge_option2(frames, {})
+    assert len(out.value) == 8 and out.value[0].values == pytest.approx([-5.0, -5.0, -5.0])
+    assert verdict("q6_early_code_superior_to_option2", out) == FAILS           # CIFAR-10: 5 pp below Option II
+    mnist = {k: v[v["problem"].str.contains('"mnist"')] for k, v in frames.items()}
+    assert verdict("q6_early_code_superior_to_option2", C.early_code_ge_option2(mnist, {})) == HOLDS
+    assert C.early_code_ge_option2({"fig8": frames["fig8"]}, {}) is None
+
+
 def test_bounds_follow_the_side_they_inform():
     idx = pd.Index([0, 1])
     a = C._B(pd.Series([21.0, 5.0], index=idx), pd.Series([True, False], index=idx), pd.Series([False, False], index=idx))
@@ -198,6 +273,21 @@ def test_scaling_figures_and_reduction_claims(tmp_path, monkeypatch):
     assert len(gap.value) == 2 and gap.value[0].values == pytest.approx([0.8] * 3)
     assert verdict("fig3_gap_grows_with_m", gap) == HOLDS
     assert verdict("fig3_gap_grows_with_m", C.gap_grows_with_m(flipped, {})) == FAILS
+    # Algorithm 1 beside the early code, at m = 200 only (the quick scale's Fig. 5 slice): labelled rows in
+    # Fig. 4's frame for the m it ran, none invented for the others; its Fig. 5 claim from its own runs
+    frames["scaling_alg1"] = pd.concat([run("scaling_alg1", "FedADMM", np.r_[0.1, np.full(20, 0.95)], ds=ds, m=200,
+                                            partition=part, model="mlp1" if ds != "cifar10" else "mlp2", seed=seed,
+                                            local_init="local")
+                                        for ds in ("fashion_mnist", "cifar10") for part in ("iid", "label_shards")
+                                        for seed in (0, 1, 2)], ignore_index=True)
+    for fig in ("fig3", "fig4", "fig5"):
+        getattr(F, fig)(frames, {}, tmp_path / f"{fig}_both")
+        assert (tmp_path / f"{fig}_both.png").stat().st_size > 10_000
+    t4 = pd.read_csv(tmp_path / "fig4_both.csv")
+    assert set(t4["variant"]) == {"early code", "Alg. 1"}
+    assert set(t4.loc[t4["variant"] == "Alg. 1", "m"]) == {200} and set(t4.loc[t4["variant"] == "early code", "m"]) == {100, 200, 1000}
+    alg1_fig5 = C.CHECKS["fig5_fedadmm_best_alg1"](frames, {})
+    assert len(alg1_fig5.value) == 4 and verdict("q3_fig5_fedadmm_best_alg1", alg1_fig5) == HOLDS
 
 
 def test_table4_claims_and_render(tmp_path):
@@ -289,15 +379,27 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
     strip = lambda c: {k: v for k, v in c.items() if k not in ("instance", "seed", "cell")}
     for (_, e), cells in verify.items():
-        n = 1 if e == "fig8_sequential" else 5 if e.startswith("fig6") else 3
+        n = 5 if e.startswith("fig6") else 3
         assert {c["instance"] for c in cells} == set(range(n)), e
-        assert [strip(c) for c in cells if c["instance"] == 0] == [strip(c) for c in quick[("fedadmm_gong", e)]], e
+        zero, q = [strip(c) for c in cells if c["instance"] == 0], [strip(c) for c in quick[("fedadmm_gong", e)]]
+        if e == "scaling_alg1":                         # quick: Fig. 5's m = 200 slice of verify's grid (budget)
+            assert all(c in zero for c in q) and {c["problem"]["m"] for c in q} == {200} and len(zero) == 10, e
+            continue
+        assert zero == q, e
     claims = load_claims("fedadmm_gong")
     validate_claims(claims, "fedadmm_gong")
     assert {c["check"] for c in claims} <= set(C.CHECKS)
     assert len(claims) >= 30
     used = {e for c in claims for e in c.get("experiments", [])}
-    assert "fig8_sequential" not in used                # a diagnostic: one seed at verify
+    # issue #25: the early code is tested against Option II (Fig. 8), and Algorithm 1 as printed runs beside
+    # it in Table III, Figs. 3-5 and Fig. 10 with its own claim set
+    assert {"fig8_sequential", "table3_alg1", "scaling_alg1", "fig10_alg1"} <= used
+    by_id = {c["id"]: c for c in claims}
+    for c in claims:
+        if c["check"] in C.ALG1_CHECKS:
+            twin = by_id[c["id"] + "_alg1"]
+            assert twin["check"] == c["check"] + "_alg1" and twin["source"] == c["source"], c["id"]
+            assert "Algorithm 1 as printed" in twin["text"]
     for c in claims:                                    # one quick seed decides no noisy statement
         if c["kind"] == "paper":
             assert "quick" not in c["testable_at"], c["id"]
@@ -398,13 +500,36 @@ def test_titles_say_which_fedadmm_the_curves_show():
     seq = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
                           run("x", "FedAvg", [0.1, 0.5])]))
     assert "authors' early code" in scale_note(seq)
+    assert "E_i ~ U{1..E}" in scale_note(seq)
+    fixed = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared", random_epochs=False)]))
+    assert "fixed E" in scale_note(fixed)
     mixed = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="sequential_shared"),
                             run("x", "FedADMM", [0.1, 0.5], local_init="local")]))
-    assert "early code" not in scale_note(mixed)
+    assert "FedADMM (early code) = the authors' early code" in scale_note(mixed)
+    assert "FedADMM (Alg. 1) = Algorithm 1 as printed" in scale_note(mixed)
+    options = tidy(pd.concat([run("x", "FedADMM", [0.1, 0.5], local_init="global"),
+                              run("x", "FedADMM", [0.1, 0.5], local_init="local")]))
+    assert "early code" not in scale_note(options)
     quick = all_cells({"papers": ["fedadmm_gong"], "scale": "quick", "seed": 0})
     inits = {(e, c["params"].get("local_init")) for (_, e), v in quick.items() for c in v if c["algorithm"] == "fedadmm_gong"}
     assert {i for e, i in inits if e == "fig8"} == {"local", "global"}
-    assert {i for e, i in inits if e not in ("fig8",)} == {"sequential_shared"}
+    assert {i for e, i in inits if e.endswith("_alg1")} == {"local"}
+    assert {e for e, i in inits if e.endswith("_alg1")} == {"table3_alg1", "scaling_alg1", "fig10_alg1"}
+    assert {i for e, i in inits if e != "fig8" and not e.endswith("_alg1")} == {"sequential_shared"}
+    # the early code everywhere it runs: random client order, fixed E (GO-15); Algorithm 1: E_i ~ U{1..E}
+    for (_, e), v in quick.items():
+        for c in v:
+            if c["algorithm"] == "fedadmm_gong" and c["params"].get("local_init") == "sequential_shared":
+                assert c["params"]["client_order"] == "random" and c["params"]["random_epochs"] is False, e
+            if e.endswith("_alg1"):
+                assert c["params"]["random_epochs"] is True
+    # each twin has the same settings, grid points and seeds as its experiment (paired by seed)
+    verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
+    for exp in ("table3", "scaling", "fig10"):
+        key = lambda c: (c["columns"].get("setting"), json.dumps(c["problem"], sort_keys=True), c["seed"])
+        base = {key(c) for c in verify[("fedadmm_gong", exp)] if c["algorithm"] == "fedadmm_gong"}
+        assert {key(c) for c in verify[("fedadmm_gong", exp + "_alg1")]} == base, exp
+    assert {c["problem"]["m"] for c in quick[("fedadmm_gong", "scaling_alg1")]} == {200}      # Fig. 5 at quick
 
 
 def test_difference_claims_are_paired_by_seed_and_can_fail():
@@ -446,7 +571,7 @@ def test_eta_claims_read_the_iid_panel_and_the_schedule():
 
 
 def test_table5_claims_read_fedprox_rho_per_cell():
-    acc = {("mnist", 0.01): 0.60, ("mnist", 0.1): 0.80, ("mnist", 1.0): 0.70,
+    acc = {("mnist", 0.01): 0.75, ("mnist", 0.1): 0.95, ("mnist", 1.0): 0.85,     # ρ=0.1 above the 90% target
            ("fashion_mnist", 0.01): 0.75, ("fashion_mnist", 0.1): 0.72, ("fashion_mnist", 1.0): 0.60}
     parts = []
     for ds in ("mnist", "fashion_mnist"):

@@ -19,8 +19,18 @@ Start point (``local_init``): ``local`` (Option I, the paper's default: warm sta
 a client's first visit starts from the first theta^t it downloads, ``first_visit_init: global``,
 or from theta^0, ``theta0``, the literal w_i^0 = theta^0 of the proof); ``global`` (Option II,
 the authors' HEAD code: w_old = theta^t, so Delta_i = 2 (w - theta^t)); ``sequential_shared``
-(diagnostic only, the early code's aliasing, §7 A3: within a round the clients, in the order
-processed, each start from the model the previous one left, the first from theta^t).
+(the early code's aliasing, §7 A3: within a round the clients, in the order processed, each start
+from the model the previous one left, the first from theta^t).
+
+Client order (``client_order``, FIDELITY GO-1, GO-15): under ``sequential_shared`` the order in which
+the selected clients train changes the result. The early code iterates over ``np.random.choice``'s
+output, a uniformly random order; ``random`` (the default of ``sequential_shared``) draws that order
+as a permutation of the round's selected set from its own stream ("client_order", r), so the
+selection, the minibatches and every other stream are unchanged. ``ascending`` trains them in
+ascending id order (the sampler's sorted set; the earlier hybrid). Under ``local`` / ``global`` the
+clients are independent and the order cannot matter: only ``ascending`` is accepted there.
+Local epochs: ``random_epochs`` (E_i ~ U{1..E}, Algorithm 1 as printed) or fixed E (the early code's
+``--fixed 1`` default, the only mode that snapshot could run for FedADMM, spec §7 A4).
 
 Schedules (§3.1, 0-based rounds): eta_t = eta, or eta_2 from round ``eta_switch`` on (Fig. 6);
 rho_t = rho, or rho_2 from round ``rho_switch`` on (Fig. 9; the stored y_i are kept).
@@ -42,6 +52,7 @@ from fedrepro.core.params import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, Boolean
 from fedrepro.core.store import ClientStore
 
 INITS = ("local", "global", "sequential_shared")
+ORDERS = ("ascending", "random")
 
 
 @dataclass(slots=True)
@@ -52,6 +63,7 @@ class FedADMMGongState(FedProxSGDState):
     w_old: np.ndarray | None = None       # start point of the client being trained (model dtype)
     y_old: np.ndarray | None = None       # its dual before the round
     shared: np.ndarray | None = None      # sequential_shared: the model the last client left
+    order: np.ndarray | None = None       # the last round's clients in the order they trained
 
 
 @dataclass
@@ -60,8 +72,11 @@ class FedADMMGong(FedProxSGD):
     ----------
     rho : penalty (0.01). eta : server step (1.0). lr (0.1), momentum (0.5), E, B, random_epochs
     (E_i ~ U{1..E}, default true): the local solver (:class:`~fedrepro.algorithms.local_epochs.LocalEpochs`).
-    local_init : ``local`` (Option I) | ``global`` (Option II) | ``sequential_shared`` (diagnostic)
+    local_init : ``local`` (Option I) | ``global`` (Option II) | ``sequential_shared`` (the early code)
     (spec §9 ``fedadmm.init``).
+    client_order : order of training within a round, ``random`` (from the stream ("client_order", r);
+    the early code's) | ``ascending``; None (default): ``random`` under ``sequential_shared``, else
+    ``ascending``. ``random`` requires ``sequential_shared`` (elsewhere the order has no effect).
     first_visit_init : ``global`` | ``theta0`` (start of a client's first visit under Option I).
     eta_2, eta_switch : eta_t = eta_2 for rounds t >= eta_switch (both or neither).
     rho_2, rho_switch : rho_t = rho_2 for rounds t >= rho_switch (both or neither).
@@ -79,13 +94,15 @@ class FedADMMGong(FedProxSGD):
     rho_2: float | None = None
     rho_switch: int | None = None
     dual_ascent: bool = True
+    client_order: str | None = None
 
     name = "fedadmm_gong"
     client_vectors = 2                    # w_i and y_i (Option II: y_i only; the estimate is the bound)
     state_class = FedADMMGongState
     constraints = {"eta": [POSITIVE], "local_init": [Options(*INITS)],
                    "first_visit_init": [Options("global", "theta0")], "eta_2": [None, POSITIVE], "eta_switch": [None, NONNEGATIVE_INT],
-                   "rho_2": [None, NONNEGATIVE], "rho_switch": [None, NONNEGATIVE_INT], "dual_ascent": [Boolean]}
+                   "rho_2": [None, NONNEGATIVE], "rho_switch": [None, NONNEGATIVE_INT], "dual_ascent": [Boolean],
+                   "client_order": [None, Options(*ORDERS)]}
 
     def __post_init__(self):
         super().__post_init__()
@@ -97,6 +114,18 @@ class FedADMMGong(FedProxSGD):
             raise ValueError(f"{self.name}: rho must be > 0 with dual_ascent (Delta_i divides the dual change by "
                              f"rho); got rho={self.rho!r}, rho_2={self.rho_2!r}. rho = 0 is allowed only with "
                              "dual_ascent: false (the FedAvg reduction)")
+        if self.client_order == "random" and self.local_init != "sequential_shared":
+            raise ValueError(f"{self.name}: client_order: random needs local_init: sequential_shared (the early "
+                             f"code, where clients train in sequence); with local_init: {self.local_init!r} the "
+                             "clients are independent and the order cannot matter. Remove client_order or use "
+                             "'ascending'")
+
+    @property
+    def order(self) -> str:
+        """The effective client order: ``client_order``, or the variant's own (random for the early code)."""
+        if self.client_order is not None:
+            return self.client_order
+        return "random" if self.local_init == "sequential_shared" else "ascending"
 
     # ---- schedules (0-based round index t) -----------------------------------------------
     def eta_at(self, t: int) -> float:
@@ -118,6 +147,24 @@ class FedADMMGong(FedProxSGD):
         return state
 
     # ---- client side ----------------------------------------------------------------------
+    def training_order(self, ctx, clients: np.ndarray, r: int) -> np.ndarray:
+        """Positions into ``clients`` (round r's selected set, sorted) in the order they train: identity
+        (``ascending``) or a uniform permutation from the stream ("client_order", r) (``random``)."""
+        if self.order == "random":
+            return ctx.rng("client_order", r).permutation(len(clients))
+        return np.arange(len(clients))
+
+    def client_update(self, state, problem, ctx, clients, r):
+        clients = np.asarray(clients, dtype=np.int64)
+        perm = self.training_order(ctx, clients, r)
+        state.order = clients[perm]
+        if np.array_equal(perm, np.arange(len(clients))):
+            return super().client_update(state, problem, ctx, clients, r)
+        uploads = super().client_update(state, problem, ctx, clients[perm], r)
+        inv = np.argsort(perm)                       # back to the selected set's order (receive's clients)
+        state.steps, state.epochs = state.steps[inv], state.epochs[inv]
+        return None if uploads is None else uploads[inv]
+
     def start_point(self, state, problem, ctx, j, client, r):
         theta = state.w
         if self.local_init == "local" and (self.first_visit_init == "theta0" or state.visited[client]):

@@ -27,6 +27,7 @@ PURPOSES = (
     "loss_batch",  # minibatches of reported losses (aspire: F_j; AFL / DRFA-Prox: loss queries)
     "drfa_tprime",  # DRFA(-Prox): the snapshot step t' ~ U{1..tau} of each round
     "drfa_sample",  # DRFA(-Prox) participation "sampled": phase-1 draws from lambda, phase-2 uniform
+    "client_order",  # order in which a round's selected clients train (FedADMM-Gong's early code, sequential)
 )
 
 

@@ -22,6 +22,7 @@ tuned learning rate where the lr is swept (paper scale, :func:`analysis.runs_of`
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -29,18 +30,61 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.papers.fedadmm_gong.analysis import (BASELINES, DATASETS, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5,
-                                                   PARTITIONS, TABLE3_COLUMNS, best_prox, layout, mean_curve,
-                                                   rounds_to, runs_of, table6_frame, target, tidy)
+from fedrepro.papers.fedadmm_gong.analysis import (ALG1, BASELINES, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4,
+                                                   PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS, best_prox, for_variant,
+                                                   layout, mean_curve, rounds_to, runs_of, sub_target, table6_frame,
+                                                   tidy)
 
 TAIL = 5
 PAPER_FEDSGD_SPEEDUP = [29.7, 7.6, 25.1, 20.7, 130.0, 75.7, 26.6, 22.4]   # Table III, FedADMM row
 T5_CELLS = ((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards"))
 
 
+# Experiments where FedADMM runs as the early code and, in their ``<exp>_alg1`` twins, as Algorithm 1 as
+# printed (FIDELITY GO-15): every check of them is reported for both (:func:`alg1`).
+VARIANT_EXPERIMENTS = ("table3", "scaling", "fig10")
+
+
+class _VariantFrames(dict):
+    """The results frames as one FedADMM variant's checks see them (:func:`alg1`)."""
+
+    variant = ALG1
+
+
 def _df(frames, *exps):
+    """The tidy rows of ``exps``. Where FedADMM variants compete (:data:`VARIANT_EXPERIMENTS`), FedADMM
+    is the frames' variant (Algorithm 1 under :func:`alg1`; else the early code when it ran, or the one
+    variant present), every row judged by that variant's targets."""
     parts = [tidy(frames[e]) for e in exps if frames.get(e) is not None and not frames[e].empty]
-    return pd.concat(parts, ignore_index=True) if parts else None
+    if not parts:
+        return None
+    df = pd.concat(parts, ignore_index=True)
+    if any(e in VARIANT_EXPERIMENTS or e == "table3_fedsgd" for e in exps):
+        have = set(df.loc[df["method"] == "FedADMM", "local_init"])
+        variant = getattr(frames, "variant", None) or (EARLY if EARLY in have or not have else sorted(have)[0])
+        df = for_variant(df, variant)
+    return df
+
+
+def alg1(check):
+    """``check`` for Algorithm 1 as printed (Option I) instead of the early code: each experiment of
+    :data:`VARIANT_EXPERIMENTS` becomes its baselines plus the FedADMM runs of ``<exp>_alg1`` (same
+    seeds, so the same partitions, initial models and client selections: paired by seed). None (not
+    run) when a twin is absent."""
+    def run(frames, summaries):
+        out = _VariantFrames(frames)
+        for exp in VARIANT_EXPERIMENTS:
+            base, twin = frames.get(exp), frames.get(f"{exp}_alg1")
+            if base is None:
+                continue
+            if twin is None or twin.empty:
+                out[exp] = None
+                continue
+            out[exp] = pd.concat([base[base["algorithm"] != "fedadmm_gong"], twin], ignore_index=True, sort=False)
+        return check(out, summaries)
+    run.__name__ = f"{check.__name__}_alg1"
+    run.__doc__ = f"Algorithm 1 as printed (Option I; ``<exp>_alg1``): {check.__doc__ or check.__name__}"
+    return run
 
 
 # ---- per-seed values with bounds -------------------------------------------------------------------
@@ -135,7 +179,7 @@ def seed_rounds(sub: pd.DataFrame) -> _B:
     """Per seed: rounds to the target of the model run; T + 1 and a lower bound when not reached."""
     if sub.empty:
         return _EMPTY
-    level = target(sub["ds"].iloc[0], sub["family"].iloc[0])
+    level = sub_target(sub)
     v, lb = {}, {}
     for seed, s in sub.groupby("seed"):
         r = rounds_to(mean_curve(s), level)
@@ -546,6 +590,22 @@ def option1_ge_option2(frames, summaries):
                              detail=_explain(parts, " pp"))
 
 
+def early_code_ge_option2(frames, summaries):
+    """Fig. 8 against the algorithm the paper ran (GO-15): per panel and η, the early code's final
+    accuracy (``fig8_sequential``) minus Option II's (``fig8``, the authors' HEAD code), > 0."""
+    df, seq = _df(frames, "fig8"), _df(frames, "fig8_sequential")
+    if df is None or seq is None:
+        return None
+    parts = []
+    for (ds, part, eta), sub in df[df["local_init"] == HEAD].groupby(["ds", "partition", "eta"]):
+        early_runs = seq[(seq["ds"] == ds) & (seq["partition"] == part) & np.isclose(seq["eta"], eta)]
+        if not early_runs.empty:
+            parts.append((f"{DATASETS[ds]} {PARTITIONS[part]} η={eta:g}", finals(early_runs) - finals(sub)))
+    if not parts:
+        return None
+    return _outcome([b.rep(f"{lab}: early code − Option II, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+
+
 # ---- Table V: FedProx's ρ -------------------------------------------------------------------------------
 def _t5(df, ds, m, part):
     return df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == part)]
@@ -663,7 +723,7 @@ def table3_local_computation(frames, summaries):
     """FedADMM's local computation relative to FedAvg's, per Table III column and seed: per-sample
     gradients (trace ``local_samples``) of FedADMM over FedAvg's. FedADMM draws E_i ~ U{1..E}, FedAvg
     runs E: with equal client sizes the expected ratio is (E+1)/(2E) (0.6 at E = 5, 0.525 at E = 20;
-    the paper rounds it to "50% less"). Passes when every column's ratio lies within 4 standard errors
+    the paper rounds it to "50% less"); FedADMM with fixed E (the early code) must do exactly FedAvg's. Passes when every column's ratio lies within 4 standard errors
     of (E+1)/(2E), the standard error being that of the mean of the N = rounds x |S| draws of E_i
     (var (E^2 - 1)/12): a test of our configuration, not of the paper."""
     df = _df(frames, "table3")
@@ -681,6 +741,10 @@ def table3_local_computation(frames, summaries):
         ratio = float(a.loc[idx, "local_samples"].sum() / b.loc[idx, "local_samples"].sum())
         m = int(sub["m"].iloc[0])
         draws = int(a.loc[idx, "round"].sum()) * max(int(math.floor(0.1 * m)), 1)
+        if not json.loads(last["FedADMM"]["params"].iloc[0]).get("random_epochs", True):
+            ok &= bool(np.isclose(ratio, 1.0))            # fixed E (the early code's --fixed 1): FedAvg's work exactly
+            rows.append(f"{s}: {ratio:.3f} (FedADMM with fixed E: expected 1 exactly)")
+            continue
         expected, se = (E + 1) / (2 * E), math.sqrt((E * E - 1) / 12 / draws) / E
         z = (ratio - expected) / se
         ok &= abs(z) <= 4
@@ -729,4 +793,10 @@ CHECKS = {f.__name__: f for f in (
     table4_rounds_fall_with_e, fig7_final_grows_with_e, table4_rounds_paper, option1_ge_option2,
     table5_fedadmm_best, table5_best_rho_flips, table5_prox_not_monotone, table5_fedadmm_noniid_improves_with_m,
     table5_fedadmm_rounds_paper, rho_increase_helps, table3_local_computation, table2_counts, table6_fmnist_std,
-    table6_cifar_std)}
+    table6_cifar_std, early_code_ge_option2)}
+# the checks of Table III, Figs. 3-5 and Fig. 10 once more for Algorithm 1 as printed (GO-15)
+ALG1_CHECKS = ("table3_fedadmm_fewest", "table3_fedsgd_speedup", "table3_fedadmm_rounds_paper",
+               "table3_fedsgd_speedup_paper", "table3_mean_reduction", "table3_max_reduction", "reduction_grows_with_m",
+               "gap_grows_with_m", "growth_larger_noniid", "fig5_fedadmm_best", "fig10_fedadmm_best",
+               "fig10_especially_cifar", "table3_local_computation")
+CHECKS.update({f"{name}_alg1": alg1(CHECKS[name]) for name in ALG1_CHECKS})

@@ -14,12 +14,13 @@ import pandas as pd
 
 from fedrepro.figures.base import FigureSpec, save_figure, write_table
 from fedrepro.papers.fedadmm_gong.analysis import (
-    BASELINES, DATASETS, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS,
-    best_prox, fig4_frame, fmt_rounds, layout, mean_curve, rank_value, reduction, rtt, runs_of, scale_note,
-    table6_frame, target, tidy)
+    ALG1, BASELINES, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS,
+    VARIANTS, best_prox, fig4_frame, fmt_rounds, for_variant, layout, mean_curve, rank_value, reduction, rtt,
+    runs_of, scale_note, sub_target, table6_frame, target, tidy, variant_label, variants_of)
 
 STYLE = {"FedADMM": ("tab:red", "-"), "FedAvg": ("tab:blue", "-"), "FedProx": ("tab:green", "-"),
          "SCAFFOLD": ("tab:purple", "-"), "FedSGD": ("tab:gray", "-")}
+VARIANT_STYLE = {EARLY: ("tab:red", "-"), ALG1: ("darkorange", "--"), HEAD: ("tab:brown", "-.")}
 ORDER = ("FedADMM", "FedAvg", "FedProx", "SCAFFOLD")
 
 
@@ -45,9 +46,15 @@ def _curve(ax, sub, label, color=None, ls="-"):
 
 
 def _target_line(ax, sub):
+    """The target(s): one dashed line, or one per FedADMM variant when their targets differ (GO-12)."""
     if sub.empty:
         return
-    ax.axhline(target(sub["ds"].iloc[0], sub["family"].iloc[0]), color="k", lw=0.8, ls="--")
+    levels = {}
+    for v in variants_of(sub) or [None]:
+        levels.setdefault(round(sub_target(sub if v is None else for_variant(sub, v)), 6), []).append(v)
+    for (level, vs), ls in zip(sorted(levels.items()), ("--", ":", "-.")):
+        label = None if len(levels) == 1 else "target, " + " / ".join(VARIANTS.get(v, str(v)) for v in vs)
+        ax.axhline(level, color="k", lw=0.8, ls=ls, label=label)
 
 
 def _axes(ax, title):
@@ -89,7 +96,9 @@ def _algorithm_panel(ax, sub, title):
     if sub.empty:
         _empty(ax, "not run at this scale (FIDELITY GO-11)")
         return
-    for method in ORDER:                        # the figures' FedProx is rho = 0.1 (spec §6); lr tuned if swept
+    for v in variants_of(sub):                  # every FedADMM variant run, labelled (GO-15)
+        _curve(ax, runs_of(for_variant(sub, v), "FedADMM"), variant_label(v), *VARIANT_STYLE.get(v, STYLE["FedADMM"]))
+    for method in BASELINES:                    # the figures' FedProx is rho = 0.1 (spec §6); lr tuned if swept
         g = runs_of(sub, method, 0.1 if method == "FedProx" else None)
         color, ls = STYLE[method]
         _curve(ax, g, method if method != "FedProx" else "FedProx (ρ=0.1)", color, ls)
@@ -126,9 +135,15 @@ def table2(frames, summaries, out):
 
 # ---- Table III ------------------------------------------------------------------------------------
 def table3_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (method, setting): rounds (seed-mean curve), per-seed rounds, horizon, target,
-    final accuracy, FedProx's chosen rho; FedSGD's speedups and FedADMM's reduction over the best
-    baseline (FedAvg, best FedProx, SCAFFOLD) in extra rows."""
+    """One row per (FedADMM variant, method, setting): rounds (seed-mean curve), per-seed rounds, horizon,
+    target (the variant's, GO-12), final accuracy, FedProx's chosen rho (column ``variant``: the
+    variant whose targets the row is judged by)."""
+    frames = [_table3_frame(for_variant(df, v)).assign(variant=v) for v in (variants_of(df) or [EARLY])]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["setting", "method", "variant"])
+
+
+def _table3_frame(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for setting in [s for s in TABLE3_COLUMNS if s in set(df["setting"])]:
         sub = df[df["setting"] == setting]
@@ -148,12 +163,24 @@ def table3_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def table3(frames, summaries, out):
-    df = _frame(frames, "table3", "table3_fedsgd")
-    t = table3_frame(df)
-    cols = [s for s in TABLE3_COLUMNS if s in set(t["setting"])]
+    df = _frame(frames, "table3", "table3_alg1", "table3_fedsgd")
+    t_all = table3_frame(df)
+    cols = [s for s in TABLE3_COLUMNS if s in set(t_all["setting"])]
     tuned = (df.groupby(["setting", "method"])["lr"].nunique() > 1).to_dict()     # lr swept: show the chosen one
+    variants = [v for v in (variants_of(df) or [EARLY]) if v in set(t_all["variant"])]
+    shared = len({tuple(t_all[t_all["variant"] == v]["target"].round(6)) for v in variants}) <= 1
     display = {}
+    for k, v in enumerate(variants):
+        t = t_all[t_all["variant"] == v]
+        _table3_rows(t, cols, tuned, display, v, baselines=k == 0 or not shared,
+                     suffix="" if shared else f" (at {VARIANTS.get(v, v)}'s targets)")
+    _write_table3(df, t_all, cols, display, variants, out)
+
+
+def _table3_rows(t, cols, tuned, display, variant, baselines, suffix):
     for method in ("FedSGD", "FedADMM", "FedAvg", "FedProx", "SCAFFOLD"):
+        if method != "FedADMM" and not baselines:
+            continue
         row = []
         for s in cols:
             r = t[(t["setting"] == s) & (t["method"] == method)]
@@ -172,7 +199,7 @@ def table3(frames, summaries, out):
             if tags:
                 txt += f" [{', '.join(tags)}]"
             row.append(txt)
-        display[method] = row
+        display[variant_label(variant) if method == "FedADMM" else method + suffix] = row
     red = []
     for s in cols:
         sub = t[t["setting"] == s]
@@ -185,15 +212,28 @@ def table3(frames, summaries, out):
         best_m = min(BASELINES, key=lambda m: rank_value(vals[m], T))
         rd = reduction(vals["FedADMM"], vals[best_m], T)
         red.append("n/a (not reached)" if rd is None else f"{rd:.1f}% vs {best_m}")
-    display["Reduction"] = red
+    display[f"Reduction, {variant_label(variant)}"] = red
+
+
+def _targets_text(df) -> str:
+    parts = []
+    for v in variants_of(df) or [EARLY]:
+        d = for_variant(df, v)
+        tg = sorted({f"{DATASETS[x]} {target(x, f, v):.0%}" for x, f in zip(d["ds"], d["family"])})
+        parts.append((VARIANTS.get(v, v), ", ".join(tg)))
+    if len({p[1] for p in parts}) == 1:
+        return parts[0][1]
+    return "; ".join(f"{name}: {tg}" for name, tg in parts)
+
+
+def _write_table3(df, t, cols, display, variants, out):
     paper = {m: [("100+" if v is None else str(v)) for v in vals] for m, vals in PAPER_TABLE3.items()}
     rows = [[m, *display[m]] for m in display]
     rows += [[f"paper: {m}", *[paper[m][TABLE3_COLUMNS.index(c)] for c in cols]] for m in paper]
-    tgts = sorted({f"{DATASETS[d]} {target(d, f):.0%}" for d, f in zip(df["ds"], df["family"])})
     write_table(pd.DataFrame(rows, columns=["method", *cols]), out,
                 "Table III — communication rounds to reach the target test accuracy (seed-mean curve; speedup vs "
                 f"FedSGD; FedProx: best ρ in [..], tuned lr in [..] when swept; T+ = not reached in T rounds). "
-                f"Targets: {', '.join(tgts)}."
+                f"Targets: {_targets_text(df)}."
                 + scale_note(df) + " Paper (CNNs, 100 rounds, 5 seeds) below.")
     t.to_csv(Path(out).with_name(Path(out).name + "_runs.csv"), index=False)
 
@@ -201,7 +241,7 @@ def table3(frames, summaries, out):
 # ---- Figs. 3-5: populations -----------------------------------------------------------------------
 def fig3(frames, summaries, out):
     plt = _plt()
-    df = _frame(frames, "scaling")
+    df = _frame(frames, "scaling", "scaling_alg1")
     parts = layout()["fig3_partition"]
     ms = sorted(df["m"].unique()) if not df.empty else []
     dss = [d for d in ("fashion_mnist", "cifar10") if not df.empty and d in set(df["ds"])]
@@ -217,35 +257,55 @@ def fig3(frames, summaries, out):
 
 def fig4(frames, summaries, out):
     plt = _plt()
-    df = _frame(frames, "scaling")
+    df = _frame(frames, "scaling", "scaling_alg1")
     parts = {d: p for d, p in layout()["fig4_partition"].items() if not df.empty and d in set(df["ds"])}
     t = fig4_frame(df, parts) if parts else pd.DataFrame()
+    variants = variants_of(df) or [EARLY]
     fig, axes = plt.subplots(max(len(parts), 1), 2, figsize=(10, 3.2 * max(len(parts), 1)), squeeze=False)
     for i, (ds, part) in enumerate(parts.items()):
-        d = t[t["dataset"] == ds]
+        d_all = t[t["dataset"] == ds] if not t.empty else t
         ax = axes[i, 0]
-        x = np.arange(len(d))
-        for k, method in enumerate(ORDER):
+        if d_all.empty:
+            _empty(ax, "no FedADMM runs")
+            _empty(axes[i, 1], "no FedADMM runs")
+            continue
+        series = [(variant_label(v), VARIANTS.get(v, v), "FedADMM", VARIANT_STYLE.get(v, STYLE["FedADMM"])[0])
+                  for v in variants] + [(m if m != "FedProx" else "FedProx (ρ=0.1)", VARIANTS.get(variants[0]), m,
+                                         STYLE[m][0]) for m in BASELINES]
+        width = 0.8 / len(series)
+        first = max((d_all[d_all["variant"] == VARIANTS.get(v, v)] for v in variants), key=len)   # widest m range
+        x = np.arange(len(first))
+        ms = [int(m) for m in first["m"]]
+        for k, (label, vname, method, color) in enumerate(series):
+            d = d_all[(d_all["variant"] == vname) & d_all["m"].isin(ms)]
             T = d["horizon"].to_numpy()
             r = d[f"rounds_{method}"].to_numpy(dtype=float)
             h = np.where(np.isnan(r), T + 1, r)
-            bars = ax.bar(x + (k - 1.5) * 0.2, h, 0.2, color=STYLE[method][0],
-                          label=method if method != "FedProx" else "FedProx (ρ=0.1)")
+            at = np.array([ms.index(int(m)) for m in d["m"]], dtype=float)      # a variant may miss some m
+            bars = ax.bar(at + (k - (len(series) - 1) / 2) * width, h, width, color=color, label=label,
+                          hatch=None if method != "FedADMM" or k == 0 else "..")
             for b, miss in zip(bars, np.isnan(r)):
                 if miss:
                     b.set_hatch("//")
                     b.set_alpha(0.5)
-        ax.set_xticks(x, [f"m={m}" for m in d["m"]])
+        ax.set_xticks(x, [f"m={m}" for m in first["m"]])
         ax.set_ylabel("rounds to target (hatched: T+)")
-        ax.set_title(f"{DATASETS[ds]} {PARTITIONS[part]}: rounds to {target(ds, df['family'].iloc[0]):.0%}", fontsize=9)
+        ax.set_title(f"{DATASETS[ds]} {PARTITIONS[part]}: rounds to " + " / ".join(
+            f"{target(ds, df['family'].iloc[0], v):.0%}" for v in variants), fontsize=9)
         ax.grid(alpha=0.3, axis="y")
         ax2 = axes[i, 1]
-        red = d["reduction"].astype(float)
-        if red.notna().any():
-            ax2.plot(d["m"], red, "o-", color="tab:red")
+        shown = False
+        for v in variants:
+            d = d_all[d_all["variant"] == VARIANTS.get(v, v)]
+            red = d["reduction"].astype(float)
+            if red.notna().any():
+                color, ls = VARIANT_STYLE.get(v, STYLE["FedADMM"])
+                ax2.plot(d["m"], red, "o", ls=ls, color=color, label=f"reduction, {variant_label(v)}")
+                shown = True
+        if shown:
             ax2.axhline(0, color="k", lw=0.8)
             ax2.set_xscale("log")
-            ax2.set_xticks(d["m"], [str(m) for m in d["m"]])
+            ax2.set_xticks(first["m"], [str(m) for m in first["m"]])
             ax2.set_xlabel("clients m")
             ax2.set_ylabel("reduction vs best baseline (%)")
             ax2.grid(alpha=0.3)
@@ -260,7 +320,7 @@ def fig4(frames, summaries, out):
 
 def fig5(frames, summaries, out):
     plt = _plt()
-    df = _frame(frames, "scaling")
+    df = _frame(frames, "scaling", "scaling_alg1")
     df = df[df["m"] == 200] if not df.empty else df
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), squeeze=False)
     for i, ds in enumerate(("fashion_mnist", "cifar10")):
@@ -331,8 +391,15 @@ def table4(frames, summaries, out):
     tgts = sorted({f"{DATASETS[d]} {target(d, f):.0%}" for d, f in zip(df["ds"], df["family"])})
     write_table(pd.DataFrame(rows, columns=["setting", *[f"rounds E={E}" for E in Es],
                                             *[f"final acc E={E}" for E in Es], "paper (E = 1 / 5 / 10)"]),
-                out, f"Table IV — FedADMM rounds to target vs the maximum local epochs E (E_i ~ U{{1..E}}); targets "
+                out, f"Table IV — FedADMM rounds to target vs the local epochs E ({_epochs_text(df)}); targets "
                      f"{', '.join(tgts)}" + scale_note(df))
+
+
+def _epochs_text(df) -> str:
+    import json
+    if df.empty or all(json.loads(p).get("random_epochs", True) for p in df["params"].unique()):
+        return "the maximum: E_i ~ U{1..E}"
+    return "fixed: every client runs E epochs, the early code's --fixed 1"
 
 
 def fig7(frames, summaries, out):
@@ -369,11 +436,15 @@ def fig8(frames, summaries, out):
                 g = sub[(sub["local_init"] == init) & np.isclose(sub["eta"], eta)]
                 _curve(axes[i, j], g, f"Option {'I' if init == 'local' else 'II'}, η = {eta:g}", color, ls)
             seq = diag[(diag["ds"] == ds) & (diag["partition"] == part)] if not diag.empty else diag
-            _curve(axes[i, j], seq, "early code's aliasing (diagnostic), η = 1", "tab:gray", ":")
+            for eta, ls in ((1.0, ":"), (0.5, (0, (1, 3)))):
+                g = seq[np.isclose(seq["eta"], eta)] if not seq.empty else seq
+                _curve(axes[i, j], g, f"early code (the paper's FedADMM), η = {eta:g}", "tab:gray", ls)
             _target_line(axes[i, j], sub)
             _axes(axes[i, j], f"{DATASETS[ds]} {PARTITIONS[part]}")
-    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation: Option I (warm start from w_i) vs II (from θ); "
-            "dotted: the early code's sequential aliasing (spec §7 A3, not an FL algorithm)" + scale_note(df), out, 2)
+    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation: Option I (Algorithm 1 as printed, warm start from "
+            "w_i) vs II (the authors' HEAD code, from θ); dotted: the authors' early code (clients trained in "
+            "sequence, random order, fixed E; spec §7 A3, the algorithm the paper's numbers match, GO-15)"
+            + scale_note(df), out, 2)
 
 
 # ---- Table V: FedProx rho ---------------------------------------------------------------------------
@@ -443,7 +514,7 @@ def table6(frames, summaries, out):
 
 def fig10(frames, summaries, out):
     plt = _plt()
-    df = _frame(frames, "fig10")
+    df = _frame(frames, "fig10", "fig10_alg1")
     fig, axes = plt.subplots(1, 2, figsize=(9.2, 3.6), squeeze=False)
     for j, ds in enumerate(("fashion_mnist", "cifar10")):
         sub = df[df["ds"] == ds] if not df.empty else df
@@ -452,19 +523,19 @@ def fig10(frames, summaries, out):
 
 
 FIGURES = {
-    "fig3": FigureSpec(["scaling"], fig3),
-    "fig4": FigureSpec(["scaling"], fig4),
-    "fig5": FigureSpec(["scaling"], fig5),
+    "fig3": FigureSpec(["scaling", "scaling_alg1"], fig3),
+    "fig4": FigureSpec(["scaling", "scaling_alg1"], fig4),
+    "fig5": FigureSpec(["scaling", "scaling_alg1"], fig5),
     "fig6": FigureSpec(["fig6_constant", "fig6_schedule"], fig6),
     "fig7": FigureSpec(["table4"], fig7),
     "fig8": FigureSpec(["fig8", "fig8_sequential"], fig8),
     "fig9": FigureSpec(["fig9"], fig9),
-    "fig10": FigureSpec(["fig10"], fig10),
+    "fig10": FigureSpec(["fig10", "fig10_alg1"], fig10),
 }
 TABLES = {
     "table1": FigureSpec([], table1, kind="table"),
     "table2": FigureSpec([], table2, kind="table"),
-    "table3": FigureSpec(["table3", "table3_fedsgd"], table3, kind="table"),
+    "table3": FigureSpec(["table3", "table3_alg1", "table3_fedsgd"], table3, kind="table"),
     "table4": FigureSpec(["table4"], table4, kind="table"),
     "table5": FigureSpec(["table5"], table5, kind="table"),
     "table6": FigureSpec(["fig10"], table6, kind="table"),
