@@ -17,10 +17,9 @@ PRIOR = [None, PRIOR_CONSTRAINT]
 
 
 def report(problem, j: int, value: float) -> float:
-    """What worker j tells the master its loss is: ``problem.reported_loss`` when the problem has one (a
-    malicious worker raising its loss, aspire App. C.2), else the value."""
-    f = getattr(problem, "reported_loss", None)
-    return float(value) if f is None else float(f(int(j), float(value)))
+    """What worker j tells the master its loss is (``problem.reported_loss``: the value itself, except
+    for a malicious worker that raises it, aspire App. C.2)."""
+    return float(problem.reported_loss(int(j), float(value)))
 
 
 def reported_losses(problem, ctx, w: np.ndarray, workers, r: int, B_loss: int) -> np.ndarray:

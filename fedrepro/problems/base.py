@@ -79,6 +79,11 @@ class FederatedProblem(ABC):
         """The names in ``names`` that no instance of this class can evaluate."""
         return unknown_names(cls.METRIC_CATALOGUE, names)
 
+    def reported_loss(self, j: int, value: float) -> float:
+        """The loss worker ``j`` reports for a computed ``value`` (honest workers: the value; a
+        problem with a malicious worker overrides it)."""
+        return value
+
     def metric_names(self) -> tuple:
         """Every metric :meth:`evaluate` can compute for this problem."""
         return ("objective", "grad_norm2", *self.extra_metric_names)
