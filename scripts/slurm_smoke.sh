@@ -65,6 +65,13 @@ PIDS=()
 DEFAULT_CONF=/etc/slurm/slurm.conf
 cleanup() {
     local rc=$?
+    # jobs still running (a run stopped by the test's timeout): cancel them while slurmctld is up,
+    # then stop whatever of them is left (their scripts live under $W), so no step outlives the cluster
+    if [ "${#PIDS[@]}" -gt 0 ]; then
+        timeout 20 scancel --full -u "$(id -un)" 2>/dev/null || true
+        sleep 2
+    fi
+    pkill -f "$W/" 2>/dev/null || true
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [ "$(readlink "$DEFAULT_CONF" 2>/dev/null)" = "$W/slurm.conf" ]; then rm -f "$DEFAULT_CONF"; fi
