@@ -62,9 +62,9 @@ def paper_file(paper: str, what: str, root: str | Path | None = None) -> Path:
     return folder / PAPER_FILES[what]
 
 
-def discover_papers() -> tuple[str, ...]:
-    """The paper keys: every folder of ``fedrepro/papers/`` that holds an ``experiments.yaml``."""
-    return tuple(sorted(p.name for p in PAPERS_DIR.iterdir() if (p / PAPER_FILES["experiments"]).is_file()))
+def discover_papers(folder: Path = PAPERS_DIR) -> tuple[str, ...]:
+    """The paper keys: every sub-folder of ``folder`` (``fedrepro/papers/``) that holds an ``experiments.yaml``."""
+    return tuple(sorted(p.name for p in Path(folder).iterdir() if (p / PAPER_FILES["experiments"]).is_file()))
 
 
 PAPERS = discover_papers()
@@ -155,7 +155,7 @@ def config_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
+def load_paper_fragment(paper: str, root: str | Path | None = ".") -> dict:
     """Read the paper's ``fedrepro/papers/<paper>/experiments.yaml`` (``{}`` when it has none yet)."""
     path = paper_file(paper, "experiments", root)
     if not path.exists():
