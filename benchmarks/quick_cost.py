@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/quick_cost.py fedepm [--scale quick] [-j 2] [--only fig3 table1]
         [--data-dir data/processed] [--out DIR]
 
-Expands ``workflow/papers/<paper>.yaml`` exactly as the workflow does, runs every cell with
+Expands ``fedrepro/papers/<paper>/experiments.yaml`` exactly as the workflow does, runs every cell with
 ``fedrepro.experiments.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
 and prints wall time, summed CPU time and the CPU time per (experiment, algorithm). With ``--out``
 it also writes ``<out>/<paper>/<experiment>(.summary).parquet``. The processed datasets must

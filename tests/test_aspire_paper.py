@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedrepro.claims import NotTestable, Outcome, decide
+from fedrepro.claims import NotTestable, Outcome, decide, load_claims
 from fedrepro.papers.aspire import analysis, claims
 from fedrepro.papers.aspire import figures as figs
 
@@ -42,7 +42,7 @@ T3 = {"individual": (10, np.nan, 20), "mix_even": (50, 1.0, 8), "fedavg_steps": 
 
 # the claims file's test of each check (compare, paper_value, tolerance)
 TESTS = {c["check"]: (c["compare"], c.get("paper_value"), c.get("tolerance"))
-         for c in __import__("fedrepro.experiments.workflow_plan", fromlist=["load_claims"]).load_claims("aspire")}
+         for c in load_claims("aspire")}
 
 
 def _t3(**over):
@@ -365,7 +365,7 @@ def test_true_mean_delays_follow_the_schedule():
 
 def test_cell_requests_come_from_the_work():
     from fedrepro.experiments.cells import all_cells
-    from fedrepro.experiments.workflow_plan import cell_memory_mb, cell_runtime_min, worker_cell_cost
+    from fedrepro.experiments.resources import cell_memory_mb, cell_runtime_min, worker_cell_cost
 
     quick = {(c["experiment"], c["algorithm"]): c for v in all_cells({"papers": ["aspire"], "scale": "quick"}, ".").values()
              for c in v}
@@ -380,7 +380,9 @@ def test_cell_requests_come_from_the_work():
 
 
 def test_skipped_list_names_partial_outputs():
-    from fedrepro.experiments.workflow_plan import DataPlan, paper_outputs, skipped_markdown
+    from fedrepro.data.plan import DataPlan
+    from fedrepro.experiments.report_markdown import skipped_markdown
+    from fedrepro.papers.registry import paper_outputs
 
     cells = {("aspire", e): [] for e in ("table3_scma", "table3_shl")}
     skipped = {("aspire", "table3_shl"): ["shl"]}
@@ -393,7 +395,7 @@ def test_skipped_list_names_partial_outputs():
 def _all_aspire_experiments():
     from fedrepro.experiments.cells import read_yaml
 
-    return list(read_yaml("workflow/papers/aspire.yaml")["experiments"])
+    return list(read_yaml("fedrepro/papers/aspire/experiments.yaml")["experiments"])
 
 
 def test_readme_dro_example_expands():

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fedrepro.claims.evaluate import paper_checks, validate_claims
+from fedrepro.claims.evaluate import validate_claims
+from fedrepro.papers.registry import checks as paper_checks
 from fedrepro.experiments.cells import PAPERS, SCALES, load_paper_fragment
-from fedrepro.experiments.workflow_plan import load_claims
+from fedrepro.claims.evaluate import load_claims
 from tests.conftest import unavailable
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

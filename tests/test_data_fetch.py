@@ -290,7 +290,7 @@ def test_truncated_mirror_copy_is_an_error_not_a_missing_dataset(mirror, tmp_pat
     """A mirror file of the wrong size names the file, both sizes and both sha256 — at DAG time
     (available / locate) and in fetch — instead of counting the dataset as missing."""
     from fedrepro.data import available
-    from fedrepro.experiments.workflow_plan import DataPlan
+    from fedrepro.data.plan import DataPlan
 
     bad_mirror = tmp_path / "mirror" / "adult"
     bad_mirror.mkdir(parents=True)

@@ -136,23 +136,24 @@ def test_batches_group_same_algorithm_and_keep_references_apart():
 
 
 def test_paper_keys_are_listed_once():
-    """fedrepro.experiments.cells.PAPERS is the one list: the schema has no copy, the workflow uses it,
-    and the README's list of keys matches it."""
+    """The paper keys are the folders of fedrepro/papers/ (fedrepro.experiments.cells.PAPERS, discovered):
+    the schema has no copy, the workflow's paper registry uses them, and the README's list of keys matches."""
     import re
     from pathlib import Path
 
-    from fedrepro.experiments import workflow_plan as ws
+    from fedrepro.papers import registry
     from fedrepro.experiments.config import SCHEMA, load_schema
     from fedrepro.experiments.cells import PAPERS
 
     root = Path(__file__).resolve().parents[1]
-    assert ws.PAPER_KEYS is PAPERS
+    assert registry.PAPERS is PAPERS
+    assert PAPERS == tuple(sorted(p.parent.name for p in (root / "fedrepro" / "papers").glob("*/experiments.yaml")))
     assert "enum" not in load_schema()["properties"]["papers"]["items"]
     assert SCHEMA.is_relative_to(Path(__import__("fedrepro").__file__).parent)     # package data
     assert (root / "workflow" / "schemas" / "config.schema.yaml").resolve() == SCHEMA.resolve()
     readme = (root / "README.md").read_text()
     keys = re.search(r"everything of one paper \(keys: `([^`]*)`", readme).group(1).split()
-    assert tuple(keys) == PAPERS
+    assert sorted(keys) == list(PAPERS)
     for text in (root / "Snakefile").read_text(), *(p.read_text() for p in (root / "workflow" / "rules").glob("*.smk")):
         assert "fedadmm_gong" not in text
 

@@ -36,7 +36,7 @@ def run(experiment, method, acc, *, ds="mnist", m=100, partition="iid", model="m
 
 def verdict(claim_id, out):
     """The engine's verdict of a check's outcome under the claims file's compare / paper value / tolerance."""
-    from fedrepro.experiments.workflow_plan import load_claims
+    from fedrepro.claims.evaluate import load_claims
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     c = next(c for c in load_claims("fedadmm_gong", root) if c["id"] == claim_id)
@@ -353,7 +353,7 @@ def test_table6_is_computed_from_the_full_partition(tmp_path, monkeypatch):
 
 def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     from fedrepro.claims import validate_claims
-    from fedrepro.experiments.workflow_plan import load_claims
+    from fedrepro.claims.evaluate import load_claims
 
     for scale in ("quick", "paper"):
         cells = all_cells({"papers": ["fedadmm_gong"], "scale": scale, "seed": 0})
@@ -484,7 +484,7 @@ def test_swept_learning_rates_are_tuned_per_setting(tmp_path):
 
 
 def test_runtime_requests_follow_the_work_of_a_cell():
-    from fedrepro.experiments.workflow_plan import cell_runtime_min
+    from fedrepro.experiments.resources import cell_runtime_min
     from fedrepro.nn import build_model
 
     assert build_model("cnn1").forward_flops() == 24_546_304            # spec §5: 12.27 M MAC

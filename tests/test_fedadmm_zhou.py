@@ -235,7 +235,7 @@ def test_figures_and_claims_smoke(tmp_path):
         suffix = ".md" if spec.kind == "table" else ".png"
         assert (tmp_path / key).with_suffix(suffix).exists()
     from fedrepro.claims import NotTestable, Outcome, Replicates, evaluate
-    from fedrepro.experiments.workflow_plan import load_claims
+    from fedrepro.claims.evaluate import load_claims
 
     # a timing pass as the workflow writes it: every fig2_ls / fig5_ls cell re-run twice, same seed
     for exp in ("fig2_ls", "fig5_ls"):
@@ -336,7 +336,7 @@ def _timing(summaries, exp, times, reps=4, jitter=0.03):
 def _verdict(claim_id, summaries, frames=None):
     from fedrepro.claims import evaluate
     from fedrepro.papers.fedadmm_zhou.claims import CHECKS
-    from fedrepro.experiments.workflow_plan import load_claims
+    from fedrepro.claims.evaluate import load_claims
 
     claims = [c for c in load_claims("fedadmm_zhou", ROOT) if c["id"] == claim_id]
     frames = frames or {k: v for k, v in summaries.items() if "." not in k}   # these checks read summaries

@@ -313,7 +313,7 @@ def _fake_results():
 def _claims():
     import yaml
 
-    return yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/fedepm.claims.yaml"))["claims"]
+    return yaml.safe_load(open(Path(__file__).resolve().parents[1] / "fedrepro/papers/fedepm/claims.yaml"))["claims"]
 
 
 def test_figures_and_claims_render(tmp_path):

@@ -335,7 +335,7 @@ def _verdicts(frames, summaries):
     from fedrepro.claims import evaluate, validate_claims
     from fedrepro.papers.frpg.claims import CHECKS
 
-    claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/frpg.claims.yaml"))["claims"]
+    claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "fedrepro/papers/frpg/claims.yaml"))["claims"]
     validate_claims(claims, "frpg", CHECKS)
     table = evaluate(claims, CHECKS, frames, summaries, "frpg", scale="verify")
     return table.set_index("claim")
@@ -371,7 +371,7 @@ def test_one_seed_decides_nothing_and_quick_is_not_the_deciding_scale():
     t = _verdicts(frames, summaries)
     assert t.loc["fig6_fmnist_gain_geomed", "verdict"] == "undecided"
     assert "one replicate" in t.loc["fig6_fmnist_gain_geomed", "why"]
-    claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "workflow/papers/frpg.claims.yaml"))["claims"]
+    claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "fedrepro/papers/frpg/claims.yaml"))["claims"]
     q = evaluate(claims, CHECKS, *_fake_results(), "frpg", scale="quick").set_index("claim")
     paper = q[q["kind"] == "paper"]
     assert (paper["verdict"] == "undecided").all()       # one seed: no interval (or "depends" on lambda_R)

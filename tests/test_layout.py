@@ -3,6 +3,7 @@ figures/claims -> papers -> CLI, and no module imports from a layer above its ow
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import fedrepro
@@ -26,6 +27,32 @@ def _imports(path: Path):
                 yield a.name, [], node.lineno
 
 
+_MODULE_TEXT = re.compile(r"^fedrepro(\.\w+)*\.?$")
+
+
+def _dynamic_imports(path: Path):
+    """Modules named by text in a file that imports by name (``importlib.import_module``,
+    ``__import__``): every string constant, and the literal head of every f-string, that reads
+    ``fedrepro.<part>...`` — what such a file may load, whether or not the name is spelled at the call."""
+    tree = ast.parse(path.read_text())
+    dynamic = any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) == "import_module"
+                                                or getattr(n.func, "id", None) in ("__import__", "import_module"))
+                  for n in ast.walk(tree))
+    if not dynamic:
+        return
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            text = str(node.values[0].value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if _MODULE_TEXT.match(text):
+            found.add((text.rstrip("."), node.lineno))
+    yield from sorted(found)
+
+
 def _part(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "fedrepro":
@@ -44,7 +71,8 @@ def test_no_import_back_arrow():
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE)
         own = rel.parts[0].removesuffix(".py")
-        for module, names, line in _imports(path):
+        named = [(m, [], line) for m, line in _dynamic_imports(path)]
+        for module, names, line in [*_imports(path), *named]:
             part = _part(module)
             if part is None:
                 continue
@@ -53,6 +81,30 @@ def test_no_import_back_arrow():
             if LAYERS[part] > LAYERS[own]:
                 arrows.append(f"{rel}:{line} ({own}) imports {module} ({part})")
     assert not arrows, "\n".join(arrows)
+
+
+def test_paper_modules_are_loaded_only_by_the_paper_registry():
+    """The paper plug-ins (``fedrepro.papers.<paper>.figures`` / ``.claims``) are loaded by name in one
+    place, :mod:`fedrepro.papers.registry`; no lower layer reaches them, by import or by name."""
+    loaders = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] == "papers":
+            continue
+        text = path.read_text()
+        if re.search(r"fedrepro\.papers\.\{|f\"fedrepro\.papers|\"fedrepro\.papers\.", text):
+            loaders.append(str(rel))
+    assert not loaders, loaders
+    source = (PACKAGE / "papers" / "registry.py").read_text()
+    assert "import_module" in source
+
+
+def test_a_dynamic_back_arrow_is_detected(tmp_path):
+    """A lower layer that loads a paper module by name (the hidden upward import) is flagged."""
+    bad = tmp_path / "fake.py"
+    bad.write_text("import importlib\n\ndef checks(p):\n    return importlib.import_module(f\"fedrepro.papers.{p}.claims\")\n")
+    (module, line), = list(_dynamic_imports(bad))
+    assert module == "fedrepro.papers" and LAYERS[_part(module)] > LAYERS["claims"]
 
 
 def test_claims_do_not_import_figure_modules():

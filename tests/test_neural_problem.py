@@ -316,7 +316,7 @@ def test_a_config_experiment_on_a_neural_problem_runs_end_to_end(tmp_path):
     from fedrepro.experiments.cells import ConfigError, expand
     from fedrepro.experiments.results import summarize
     from fedrepro.experiments.runner import run_cell
-    from fedrepro.experiments.workflow_plan import cell_memory_mb
+    from fedrepro.experiments.resources import cell_memory_mb
     from fedrepro.figures.generic import plot_rounds, plot_sweep
 
     fake_images().save(tmp_path / "mnist.npz")

@@ -108,7 +108,7 @@ def test_table_page_matches_the_markdown_table(tmp_path):
 
 
 def test_skipped_and_provenance_pages_keep_every_row():
-    from fedrepro.experiments.workflow_plan import provenance_markdown
+    from fedrepro.experiments.report_markdown import provenance_markdown
 
     md = provenance_markdown({"scale": "quick", "seed": 1, "papers": ["fedepm"]}, "abc123", {("fedepm", "fig3"): [1, 2]})
     doc = parse(markdown_to_html(md, "Provenance"))

@@ -10,7 +10,7 @@ from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.base import UNDECLARED_CLIENT_VECTORS, client_vectors
 from fedrepro.core.store import (DenseStore, LazyStore, make_store, resident_bytes, resolve_store, run_memory_bytes,
                                  store_bytes)
-from fedrepro.experiments.workflow_plan import cell_memory_mb
+from fedrepro.experiments.resources import cell_memory_mb
 from fedrepro.sim.loop import simulate
 from tests.test_neural_problem import toy
 from tests.toys import LocalGD, Quadratic

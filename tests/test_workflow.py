@@ -68,7 +68,8 @@ def test_data_plan_never_touches_the_network(tmp_path, monkeypatch):
     """Availability comes from cache/mirror only; data.download decides the rest (no probe)."""
     import socket
 
-    from fedrepro.experiments.workflow_plan import DataPlan, skipped_experiments, skipped_markdown
+    from fedrepro.data.plan import DataPlan, skipped_experiments
+    from fedrepro.experiments.report_markdown import skipped_markdown
 
     def refuse(*a, **k):
         raise AssertionError("DataPlan opened a network connection while the DAG is built")
@@ -106,7 +107,8 @@ def test_download_flag_adds_the_fetch_jobs(tmp_path):
 def test_strict_skips_or_refuses_missing_datasets(tmp_path):
     """skipped_experiments (what `strict` drives): missing datasets skip their experiments by
     default, and with strict=True are an error naming the experiment, dataset, URL and the fixes."""
-    from fedrepro.experiments.workflow_plan import ConfigError, skipped_experiments
+    from fedrepro.core.params import ConfigError
+    from fedrepro.data.plan import skipped_experiments
 
     class Plan:                                    # the DataPlan interface skipped_experiments reads
         cache = tmp_path / "cache"
@@ -133,7 +135,7 @@ def test_convex_runtime_requests_follow_the_work():
     """Paper-scale convex cells request a runtime from their data size, rounds and local steps
     (#14 finding 10), not a flat 24 h."""
     from fedrepro.experiments.cells import all_cells
-    from fedrepro.experiments.workflow_plan import cell_runtime_min, convex_data_bytes
+    from fedrepro.experiments.resources import cell_runtime_min, convex_data_bytes
 
     assert convex_data_bytes({"name": "linreg_synthetic", "m": 4000, "n": 1000}) == 4000 * 100 * 1001 * 8
     assert convex_data_bytes({"name": "logreg", "dataset": "real_sim"}) == 3709083 * 12      # CSR: nnz x 12 B
@@ -151,7 +153,7 @@ def test_convex_runtime_requests_follow_the_work():
 
 
 def test_kernel_threads_go_to_convex_jobs_only():
-    from fedrepro.experiments.workflow_plan import cell_threads
+    from fedrepro.experiments.resources import cell_threads
 
     assert cell_threads({"problem": {"name": "linreg_synthetic"}}, 2) == 2
     assert cell_threads({"problem": {"name": "logreg", "dataset": "qsar"}}, 3) == 3

@@ -5,11 +5,11 @@ holds / fails / undecided with the replicates that would decide); :mod:`fedrepro
 validates a paper's claims file and builds its verdict table; :mod:`fedrepro.claims.status` writes
 the README's status block from the tables of a build.
 """
-from fedrepro.claims.evaluate import (COLUMNS, KINDS, STATUS_COLUMNS, NotTestable, Outcome, evaluate, evaluate_paper,
+from fedrepro.claims.evaluate import (COLUMNS, KINDS, STATUS_COLUMNS, NotTestable, Outcome, evaluate, load_claims,
                                       load_results, status_table, test_text, to_markdown, validate_claims)
 from fedrepro.claims.verdicts import (ALPHA, COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, VERDICTS, Decision,
                                       Replicates, accepted_range, decide)
 
 __all__ = ["ALPHA", "COLUMNS", "COMPARES", "FAILS", "HOLDS", "KINDS", "STATUS_COLUMNS", "UNAVAILABLE", "UNDECIDED",
            "VERDICTS", "Decision", "NotTestable", "Outcome", "Replicates", "accepted_range", "decide", "evaluate",
-           "evaluate_paper", "load_results", "status_table", "test_text", "to_markdown", "validate_claims"]
+           "load_claims", "load_results", "status_table", "test_text", "to_markdown", "validate_claims"]

@@ -1,6 +1,6 @@
 """Claims files: validated entries, evaluated against our results into a verdict table.
 
-A claims file (``workflow/papers/<paper>.claims.yaml``) lists entries::
+A claims file (``fedrepro/papers/<paper>/claims.yaml``) lists entries::
 
     - id: fig3_fewest_cr
       kind: paper                    # paper: a statement of the paper (counted in its score)
@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from fedrepro.experiments.cells import paper_file, read_yaml
 from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, Decision, Replicates,
                                       accepted_range, decide)
 
@@ -64,7 +65,7 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
     a missing ``kind`` / ``source`` (place and quote) / ``text`` / ``check``, a compare the kind does
     not allow, a tolerance without its reason, ``testable_at`` without ``untestable_reason``, and,
     when given, a check name not in ``checks`` or an experiment not in ``experiments``."""
-    where_file = f"workflow/papers/{paper}.claims.yaml"
+    where_file = f"fedrepro/papers/{paper}/claims.yaml"
     if not isinstance(claims, list):
         raise ValueError(f"{where_file}: 'claims' must be a list of entries, got {type(claims).__name__}")
     seen = set()
@@ -117,7 +118,7 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
         if experiments is not None:
             bad = [e for e in exps if e not in experiments]
             if bad:
-                raise ValueError(f"{where}: experiment(s) {bad} are not defined in workflow/papers/{paper}.yaml; "
+                raise ValueError(f"{where}: experiment(s) {bad} are not defined in fedrepro/papers/{paper}/experiments.yaml; "
                                  f"defined: {sorted(experiments)}")
         if checks is not None and c["check"] not in checks:
             raise ValueError(f"{where}: check {c['check']!r} is not defined in fedrepro/papers/{paper}/claims.py "
@@ -256,26 +257,13 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     return "\n".join(lines)
 
 
-def paper_checks(paper: str) -> dict:
-    """The paper's ``CHECKS`` (``fedrepro/papers/<paper>/claims.py``)."""
-    import importlib
-
-    return getattr(importlib.import_module(f"fedrepro.papers.{paper}.claims"), "CHECKS", {})
-
-
-def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
-                   root: str | Path = ".", scale: str | None = None):
-    """Evaluate ``paper``'s claims file (``<root>/workflow/papers/<paper>.claims.yaml``; the
-    workflow passes its root); returns (table, markdown)."""
-    from fedrepro.experiments.workflow_plan import load_claims
-
-    claims = load_claims(paper, root)
-    checks = paper_checks(paper) if claims else {}
-    validate_claims(claims, paper, checks)
-    experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
-    frames, summaries = load_results(paper, experiments, results_dir)
-    table = evaluate(claims, checks, frames, summaries, paper, skipped, scale)
-    return table, to_markdown(table, paper)
+def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:
+    """The entries of the paper's ``fedrepro/papers/<paper>/claims.yaml`` (``[]`` without one)."""
+    path = paper_file(paper, "claims", root)
+    if not path.exists():
+        return []
+    data = read_yaml(path) or []
+    return data.get("claims", []) if isinstance(data, dict) else data
 
 
 STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "checks passed", "checks failed",
@@ -300,5 +288,5 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 
-__all__ = ["NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "evaluate_paper", "to_markdown",
+__all__ = ["NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "load_claims", "to_markdown",
            "status_table", "load_results", "KINDS", "COLUMNS", "STATUS_COLUMNS", "test_text", "FAILS"]

@@ -21,22 +21,21 @@ sensitivity to a *stated* parameter).
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 from fedrepro.claims.evaluate import NotTestable, Outcome
+from fedrepro.experiments.cells import paper_file
 from fedrepro.claims.verdicts import FAILS, HOLDS, UNDECIDED, decide
 
-_ROOT = Path(__file__).resolve().parents[2]
 _DECISION_KEYS = ("paper_value", "compare", "tolerance")
 
 
 @functools.lru_cache(maxsize=None)
 def claims_by_check(paper: str) -> dict:
-    """``{check name: claim}`` of ``workflow/papers/<paper>.claims.yaml``. Claims sharing a check (one per
+    """``{check name: claim}`` of ``fedrepro/papers/<paper>/claims.yaml``. Claims sharing a check (one per
     dataset) must share how they are decided (paper_value, compare, tolerance): a mismatch is an error."""
     import yaml
 
-    path = _ROOT / "workflow" / "papers" / f"{paper}.claims.yaml"
+    path = paper_file(paper, "claims")
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     out: dict = {}
     for c in data.get("claims", []):

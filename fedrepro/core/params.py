@@ -19,8 +19,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["Interval", "Options", "Boolean", "Anything", "validate_params", "describe", "Integral", "Real",
+__all__ = ["ConfigError", "Interval", "Options", "Boolean", "Anything", "validate_params", "describe", "Integral", "Real",
            "POSITIVE", "NONNEGATIVE", "POSITIVE_INT", "NONNEGATIVE_INT"]
+
+
+class ConfigError(ValueError):
+    """A bad key or value in config.yaml, a paper's files or a merged cell."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Experiments: config blocks -> sweep cells.
 
 An *experiment* is one block of ``experiments:`` in a paper fragment
-(``workflow/papers/<paper>.yaml``) or in the user's ``config.yaml``. It expands
+(``fedrepro/papers/<paper>/experiments.yaml``) or in the user's ``config.yaml``. It expands
 into *cells*: one algorithm x one grid point x one seed, each run as one
 Snakemake job. A cell is a plain JSON-able dict; its id is a hash of its
 content, so editing a block changes exactly the ids of the cells it changes
@@ -46,16 +46,30 @@ from pathlib import Path
 import yaml
 
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
+from fedrepro.core.params import ConfigError
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
 TIMING_KEYS = ("delays", "tau", "time_budget")   # virtual-clock keys (fedrepro.experiments.runner)
 SPEC_PREFIXES = ("problem", "mechanism", "attack")
-PAPERS = ("fedadmm_zhou", "fedepm", "aspire", "fedadmm_gong", "frpg")
+PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"
+PAPER_FILES = {"experiments": "experiments.yaml", "claims": "claims.yaml", "fidelity": "FIDELITY.md"}
+
+
+def paper_file(paper: str, what: str, root: str | Path | None = None) -> Path:
+    """A paper's own file (``what``: experiments, claims or fidelity) in its folder
+    ``fedrepro/papers/<paper>/``: under ``root`` (a checkout) when given, else in this package."""
+    folder = PAPERS_DIR / paper if root is None else Path(root) / "fedrepro" / "papers" / paper
+    return folder / PAPER_FILES[what]
+
+
+def discover_papers(folder: Path = PAPERS_DIR) -> tuple[str, ...]:
+    """The paper keys: every sub-folder of ``folder`` (``fedrepro/papers/``) that holds an ``experiments.yaml``."""
+    return tuple(sorted(p.name for p in Path(folder).iterdir() if (p / PAPER_FILES["experiments"]).is_file()))
+
+
+PAPERS = discover_papers()
 USER_PAPER = "custom"
 
-
-class ConfigError(ValueError):
-    """A bad key or value in config.yaml or a paper fragment."""
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -141,9 +155,9 @@ def config_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def load_paper_fragment(paper: str, root: str | Path = ".") -> dict:
-    """Read ``workflow/papers/<paper>.yaml`` (``{}`` when the paper has none yet)."""
-    path = Path(root) / "workflow" / "papers" / f"{paper}.yaml"
+def load_paper_fragment(paper: str, root: str | Path | None = ".") -> dict:
+    """Read the paper's ``fedrepro/papers/<paper>/experiments.yaml`` (``{}`` when it has none yet)."""
+    path = paper_file(paper, "experiments", root)
     if not path.exists():
         return {}
     return read_yaml(path) or {}

@@ -71,7 +71,7 @@ def coerce_command_line(config: dict) -> dict:
 
 
 def _paper_errors(config: dict) -> list[str]:
-    """The paper keys are listed once, in :data:`fedrepro.experiments.cells.PAPERS` (not in the schema)."""
+    """The paper keys are the folders of ``fedrepro/papers/`` (:data:`fedrepro.experiments.cells.PAPERS`; not in the schema)."""
     papers = config.get("papers")
     if not isinstance(papers, list):
         return []

@@ -42,8 +42,8 @@ rule timing:
         config_hash=CONFIG_HASH,
     threads: all_local_cores
     resources:
-        mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in cells_of(wc.paper, wc.experiment)),
+        mem_mb=lambda wc: max(resources.cell_memory_mb(c) for c in cells_of(wc.paper, wc.experiment)),
         runtime=lambda wc: max(30, TIMING[(wc.paper, wc.experiment)] * sum(
-            ws.cell_runtime_min(c, "paper") for c in cells_of(wc.paper, wc.experiment))),
+            resources.cell_runtime_min(c, "paper") for c in cells_of(wc.paper, wc.experiment))),
     script:
         "../scripts/timing.py"

@@ -12,7 +12,10 @@ sys.path.insert(0, str(Path(workflow.basedir)))
 from fedrepro.experiments.config import validate_config, validate_experiment
 from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
                                         timing_repeats)
-from fedrepro.experiments import workflow_plan as ws
+from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
+from fedrepro.experiments import resources
+from fedrepro.experiments.report_markdown import provenance_markdown, skipped_markdown
+from fedrepro.papers import registry as papers
 
 validate_config(config)          # clear messages naming key, value and what is allowed
 validate(config, "../schemas/config.schema.yaml")   # fills schema defaults
@@ -27,13 +30,13 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
             TIMING[(_paper, _exp_id)] = _repeats
 
 # every paper's claims file, before any job: ids, kinds, quoted sources, checks, experiments, scales
-from fedrepro.claims.evaluate import paper_checks, validate_claims
+from fedrepro.claims.evaluate import load_claims, validate_claims
 from fedrepro.experiments.cells import SCALES
 
 for _paper, _exps in load_experiments(config, workflow.basedir).items():
     if _paper != "custom":
-        _claims = ws.load_claims(_paper, workflow.basedir)
-        validate_claims(_claims, _paper, paper_checks(_paper) if _claims else {}, experiments=set(_exps),
+        _claims = load_claims(_paper, workflow.basedir)
+        validate_claims(_claims, _paper, papers.checks(_paper) if _claims else {}, experiments=set(_exps),
                         scales=SCALES)
 
 SCALE = config["scale"]
@@ -60,9 +63,9 @@ KERNEL_THREADS = int(config.get("kernel_threads", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
-DATA = ws.DataPlan(config)
-SKIPPED = ws.skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
-OUTPUTS = ws.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
+DATA = DataPlan(config)
+SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
+OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
 
 
 def batch_path(paper, experiment, batch):

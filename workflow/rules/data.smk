@@ -15,7 +15,7 @@ rule fetch:
 
 rule preprocess:
     input:
-        lambda wc: f"data/raw/{ws.raw_dataset(wc.dataset)}.verified.json",
+        lambda wc: f"data/raw/{raw_dataset(wc.dataset)}.verified.json",
     output:
         "data/processed/{dataset}.npz",
     log:
@@ -30,4 +30,4 @@ rule preprocess:
 rule data:
     """Fetch and verify every dataset (each raw variant) that the cache or mirror holds."""
     input:
-        lambda wc: [f"data/raw/{key}.verified.json" for key in ws.local_datasets(DATA)],
+        lambda wc: [f"data/raw/{key}.verified.json" for key in local_datasets(DATA)],

@@ -24,9 +24,9 @@ rule run_cells:
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
         progress_seconds=config.get("progress_seconds", 10),
-    threads: lambda wc: max(ws.cell_threads(c, KERNEL_THREADS) for c in BATCH_CELLS[wc.batch])
+    threads: lambda wc: max(resources.cell_threads(c, KERNEL_THREADS) for c in BATCH_CELLS[wc.batch])
     resources:
-        mem_mb=lambda wc: max(ws.cell_memory_mb(c) for c in BATCH_CELLS[wc.batch]),
-        runtime=lambda wc: ws.cell_runtime_min(BATCH_CELLS[wc.batch][0], SCALE) * len(BATCH_CELLS[wc.batch]),
+        mem_mb=lambda wc: max(resources.cell_memory_mb(c) for c in BATCH_CELLS[wc.batch]),
+        runtime=lambda wc: resources.cell_runtime_min(BATCH_CELLS[wc.batch][0], SCALE) * len(BATCH_CELLS[wc.batch]),
     script:
         "../scripts/run_cells.py"

@@ -3,7 +3,7 @@
 
 
 def figure_inputs(wc):
-    return [f"results/{wc.paper}/{e}{suffix}" for e in ws.figure_experiments(wc.paper, wc.fig, SKIPPED)
+    return [f"results/{wc.paper}/{e}{suffix}" for e in papers.figure_experiments(wc.paper, wc.fig, SKIPPED)
             for suffix in (".parquet", ".summary.parquet")]
 
 
@@ -18,10 +18,10 @@ rule figure:
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
-        experiments=lambda wc: ws.figure_experiments(wc.paper, wc.fig, SKIPPED),
+        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED),
     wildcard_constraints:
-        paper="|".join(ws.PAPER_KEYS),
-        fig=ws.id_pattern(OUTPUTS, "figure"),
+        paper="|".join(papers.PAPERS),
+        fig=papers.id_pattern(OUTPUTS, "figure"),
     script:
         "../scripts/figure.py"
 
@@ -39,10 +39,10 @@ rule table:
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
-        experiments=lambda wc: ws.figure_experiments(wc.paper, wc.fig, SKIPPED),
+        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED),
     wildcard_constraints:
-        paper="|".join(ws.PAPER_KEYS),
-        fig=ws.id_pattern(OUTPUTS, "table"),
+        paper="|".join(papers.PAPERS),
+        fig=papers.id_pattern(OUTPUTS, "table"),
     script:
         "../scripts/figure.py"
 

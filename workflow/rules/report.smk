@@ -12,7 +12,7 @@ rule claims:
                            if (wc.paper, e) in TIMING],
         # the claims and their checks: editing either re-evaluates the paper's claims
         definitions=lambda wc: [os.path.join(workflow.basedir, p) for p in (
-            f"workflow/papers/{wc.paper}.claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/claims/__init__.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py", "fedrepro/claims/sweep.py")],
+            f"fedrepro/papers/{wc.paper}/claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/papers/registry.py", "fedrepro/claims/__init__.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py", "fedrepro/claims/sweep.py")],
     output:
         parquet="results/{paper}/claims.parquet",
         md="results/{paper}/claims.md",
@@ -21,7 +21,7 @@ rule claims:
     log:
         "logs/claims/{paper}.log",
     wildcard_constraints:
-        paper="|".join(ws.PAPER_KEYS),
+        paper="|".join(papers.PAPERS),
     params:
         skipped=lambda wc: SKIPPED,
         config_hash=CONFIG_HASH,
@@ -38,7 +38,7 @@ rule skipped:
         "logs/skipped.log",
     params:
         title="Skipped outputs",
-        text=ws.skipped_markdown(SKIPPED, OUTPUTS, DATA),
+        text=skipped_markdown(SKIPPED, OUTPUTS, DATA),
     script:
         "../scripts/write_text.py"
 
@@ -51,12 +51,12 @@ rule provenance:
         "logs/provenance.log",
     params:
         title="Provenance",
-        text=ws.provenance_markdown(config, CONFIG_HASH, CELLS),
+        text=provenance_markdown(config, CONFIG_HASH, CELLS),
     script:
         "../scripts/write_text.py"
 
 
-for _paper in ws.PAPER_KEYS:
+for _paper in papers.PAPERS:
     rule:
         name: _paper
         input:

@@ -5,7 +5,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
-from fedrepro.claims import evaluate_paper  # noqa: E402
+from fedrepro.papers.registry import evaluate_paper  # noqa: E402
 from fedrepro.experiments.report_html import markdown_to_html  # noqa: E402
 from fedrepro.experiments.results import provenance, write_parquet, write_text_atomic  # noqa: E402
 

@@ -8,7 +8,7 @@ from _common import logged  # noqa: E402
 
 from fedrepro.data import fetch  # noqa: E402
 from fedrepro.experiments.results import write_text_atomic  # noqa: E402
-from fedrepro.experiments.workflow_plan import split_key  # noqa: E402
+from fedrepro.data.plan import split_key  # noqa: E402
 
 with logged(snakemake):
     name, variant = split_key(snakemake.wildcards.dataset)

@@ -9,7 +9,7 @@ from _common import logged  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fedrepro.experiments.report_html import write_markdown_html  # noqa: E402
-from fedrepro.experiments.workflow_plan import figure_spec  # noqa: E402
+from fedrepro.papers.registry import figure_spec  # noqa: E402
 
 with logged(snakemake):
     paper, fig = snakemake.wildcards.paper, snakemake.wildcards.fig

@@ -6,7 +6,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
 from fedrepro.data import load_dataset  # noqa: E402
-from fedrepro.experiments.workflow_plan import split_key  # noqa: E402
+from fedrepro.data.plan import split_key  # noqa: E402
 
 with logged(snakemake):
     name, variant = split_key(snakemake.wildcards.dataset)

@@ -40,7 +40,7 @@ PAPER_MAX_ROUNDS = 1000        # spec 000 C14: the code's maxit = 1000 k0 iterat
 PAPER_FIG5_SECONDS = {"fedadmm": 73.0, "fedavg": 475.0, "fedprox": 728.0, "fedalt": 3834.0, "fedsim": 4711.0}
 EXAMPLE = {"fig2_ls": "Ex. 5.1", "fig3_ls": "Ex. 5.1", "fig4_ls": "Ex. 5.1", "fig5_ls": "Ex. 5.1 (n = 1000)",
            "fig2_qot": "Ex. 5.2 qot", "fig3_qot": "Ex. 5.2 qot", "fig4_qot": "Ex. 5.2 qot", "fig5_rls": "Ex. 5.2 rls"}
-YAML = "workflow/papers/fedadmm_zhou.yaml"
+YAML = "fedrepro/papers/fedadmm_zhou/experiments.yaml"
 
 
 def remark41_probability(s0: int, frac: float, m: int = 1000) -> float:

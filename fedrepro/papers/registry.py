@@ -1,0 +1,105 @@
+"""The paper registry: every folder ``fedrepro/papers/<paper>/`` with an ``experiments.yaml`` is a
+paper (:data:`fedrepro.experiments.cells.PAPERS`). Each exposes, through this module only, its
+figure and table specs (``figures.py``: ``FIGURES``, ``TABLES``) and its claim checks (``claims.py``:
+``CHECKS``); the workflow asks here for what a paper builds."""
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from fedrepro.claims.evaluate import evaluate, load_claims, load_results, to_markdown, validate_claims
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.cells import PAPERS, paper_file
+
+
+def _paper_module(paper: str, part: str):
+    """``fedrepro.papers.<paper>.<part>`` (``None`` when the paper has no such module)."""
+    if paper not in PAPERS:
+        raise ConfigError(f"{paper!r} is not a paper; papers: {', '.join(PAPERS)}")
+    name = f"{__package__}.{paper}.{part}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name == name:
+            return None
+        raise
+
+
+def figure_module(paper: str):
+    """The paper's figure module (``None`` when it has none yet)."""
+    return _paper_module(paper, "figures")
+
+
+def checks(paper: str) -> dict:
+    """``{check name: function}`` of the paper's ``claims.py`` (``{}`` without one)."""
+    return getattr(_paper_module(paper, "claims"), "CHECKS", {})
+
+
+def figure_spec(paper: str, fig: str):
+    module = figure_module(paper)
+    specs = {**getattr(module, "FIGURES", {}), **getattr(module, "TABLES", {})} if module else {}
+    if fig not in specs:
+        raise ValueError(f"{paper} has no figure or table {fig!r}; it has {sorted(specs)}")
+    return specs[fig]
+
+
+def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | Path = ".") -> dict:
+    """Per paper: the files ``snakemake <paper>`` builds, the figures skipped for missing
+    data, and the experiments the claims need."""
+    out = {}
+    experiments = {}
+    for (paper, exp) in cells_by_exp:
+        experiments.setdefault(paper, []).append(exp)
+    for paper, exps in experiments.items():
+        ok = [e for e in exps if (paper, e) not in skipped]
+        targets = [f"results/{paper}/{e}{s}" for e in ok for s in (".parquet", ".summary.parquet")]
+        info = {"figures": {}, "tables": {}, "skipped_figures": {}, "claim_experiments": []}
+        if paper == "custom":
+            targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]
+        module = figure_module(paper) if paper != "custom" else None
+        for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex", ".html"))):
+            for fig, spec in (getattr(module, attr, {}) if module else {}).items():
+                missing = sorted({d for e in spec.experiments for d in skipped.get((paper, e), [])})
+                unknown = [e for e in (*spec.experiments, *spec.optional) if e not in exps]
+                if unknown:
+                    raise ConfigError(f"{paper} {kind} {fig} needs experiment(s) {unknown} that "
+                                      f"fedrepro/papers/{paper}/experiments.yaml does not define")
+                if missing:
+                    info["skipped_figures"][fig] = missing
+                    continue
+                info["figures" if kind == "figure" else "tables"][fig] = spec
+                targets += [f"figures/{paper}/{fig}{s}" for s in suffixes]
+        claims = load_claims(paper, root)
+        if claims:
+            needed = sorted({e for c in claims for e in (c.get("experiments") or []) if e in ok})
+            info["claim_experiments"] = needed
+            targets += [f"results/{paper}/claims{s}" for s in (".parquet", ".md", ".html")]
+        info["targets"] = targets
+        out[paper] = info
+    return out
+
+
+def figure_experiments(paper: str, fig: str, skipped: dict) -> list[str]:
+    """The experiments a figure or table reads: its required ones and its optional ones not skipped."""
+    spec = figure_spec(paper, fig)
+    return [*spec.experiments, *(e for e in spec.optional if (paper, e) not in skipped)]
+
+
+def id_pattern(outputs: dict, kind: str) -> str:
+    """Regex of the figure (or table) ids of all papers, for wildcard constraints."""
+    key = "figures" if kind == "figure" else "tables"
+    ids = sorted({fig for info in outputs.values() for fig in info.get(key, {})})
+    return "|".join(re.escape(i) for i in ids) if ids else "(?!x)x"
+
+
+def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
+                   root: str | Path | None = None, scale: str | None = None):
+    """Evaluate the paper's claims file against the results of a build; returns (table, markdown)."""
+    claims = load_claims(paper, root)
+    paper_checks = checks(paper) if claims else {}
+    validate_claims(claims, paper, paper_checks)
+    experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
+    frames, summaries = load_results(paper, experiments, results_dir)
+    table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale)
+    return table, to_markdown(table, paper)
