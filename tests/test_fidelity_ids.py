@@ -64,5 +64,7 @@ def test_the_check_catches_an_undefined_id(tmp_path):
 
 
 def test_fidelity_has_no_machine_paths():
-    text = "\n".join((ROOT / f).read_text(encoding="utf-8") for f in [*FIDELITY_FILES, "docs/measurements.md"])
+    moved = (ROOT / "docs" / "measurements.md").read_text(encoding="utf-8")
+    moved = moved[:moved.index("\n## README: ")]              # the logs moved out of FIDELITY (the README's follow)
+    text = "\n".join([*((ROOT / f).read_text(encoding="utf-8") for f in FIDELITY_FILES), moved])
     assert re.findall(r"(?<![\w.])/(?:work|tmp|home|Users|mnt)/\S*", text) == []
