@@ -405,7 +405,7 @@ def test_readme_dro_example_expands():
 
     from fedrepro.experiments.cells import expand
 
-    text = open("README.md").read()
+    text = open("docs/nn.md").read()                # the README's reference section, moved there (issue #26)
     section = text[text.index("### Distributionally robust and asynchronous runs"):]
     block = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     cells = expand("custom", "my_dro", block["experiments"]["my_dro"])

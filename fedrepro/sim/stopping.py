@@ -138,7 +138,7 @@ def _fedadmm30(spec, problem, reference):
     constants), ``literal`` (E = ||grad f||^2), ``code_final`` (code measure and the
     final code's constants :data:`CODE_FINAL_CONST`, chosen by the problem's ``loss``:
     2e-3 n/(m d) for linear, 5e-7 n/(m d) for logistic regression; ``final_const`` overrides).
-    See FIDELITY.md.
+    See FIDELITY ZH-2 (fedrepro/papers/fedadmm_zhou/FIDELITY.md).
     """
     facts = problem.describe()
     n, m, d = facts["dim"], facts["m"], facts["n_samples"]

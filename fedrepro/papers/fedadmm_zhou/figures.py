@@ -1,6 +1,6 @@
 """Figures and tables of Zhou & Li, "Federated Learning via Inexact ADMM" (spec 000 Sec. 6).
 
-Step-size tuning protocol (ours; FIDELITY.md (section fedadmm_zhou)): a baseline's step_c is swept on
+Step-size tuning protocol (ours; fedrepro/papers/fedadmm_zhou/FIDELITY.md, "Tuning protocol for the baselines"): a baseline's step_c is swept on
 every instance; per (algorithm, swept value) we keep the c with the largest fraction of instances
 that reached the FedADMM target, then the smallest median CR, then the smallest median final
 objective (spec 3.6: "if none reached, the c with the smallest final f - f_target"), then the larger c.
