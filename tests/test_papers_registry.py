@@ -21,8 +21,6 @@ def test_a_folder_with_experiments_yaml_is_a_paper(tmp_path):
 def test_each_paper_folder_holds_its_files_and_declares_its_plugins(paper):
     for what in ("experiments", "claims", "fidelity"):
         path = paper_file(paper, what)
-        if what == "fidelity" and not path.exists():
-            pytest.skip(f"{path} not yet split out of the root FIDELITY.md")
         assert path.is_file(), path
     experiments = load_paper_fragment(paper, None)["experiments"]
     module = registry.figure_module(paper)

@@ -2,11 +2,7 @@
 every folder, file and registry its table names exists, each row names one folder and one registration inside
 it, and the paper folders are the papers the package knows.
 
-The table (between ``<!-- walkthrough:begin -->`` and ``<!-- walkthrough:end -->``) is written for the paper-folder
-layout (``fedrepro/papers/<paper>/experiments.yaml`` and ``claims.yaml``, formerly ``workflow/papers/<paper>.yaml``
-and ``workflow/papers/<paper>.claims.yaml``). While that move has not landed, exactly those two files of each paper
-are skipped, with a reason naming the move, and only when the old file is still in its old place; everything else
-the table names must exist.
+The table lies between ``<!-- walkthrough:begin -->`` and ``<!-- walkthrough:end -->``; everything it names must exist.
 """
 from __future__ import annotations
 
@@ -19,8 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN, END = "<!-- walkthrough:begin -->", "<!-- walkthrough:end -->"
 KINDS = ("an algorithm", "a dataset", "a figure or table", "a claim", "a paper")
-# the paper-folder move (issue #26): new place -> old place, by file name
-MOVED = {"experiments.yaml": "workflow/papers/{paper}.yaml", "claims.yaml": "workflow/papers/{paper}.claims.yaml"}
 REGISTRY = re.compile(r"((?:`\w+`(?: / )?)+) (?:of|in) `([^`]+)`")
 
 
@@ -95,13 +89,6 @@ def test_the_paper_folders_are_the_papers():
 @pytest.mark.parametrize("kind,path,names", [e[1:] for e in ENTRIES], ids=[e[0] for e in ENTRIES])
 def test_each_named_path_and_registry_exists(kind, path, names):
     target = ROOT / path
-    if not target.exists():
-        parts = Path(path).parts
-        if parts[:2] == ("fedrepro", "papers") and len(parts) == 4 and parts[3] in MOVED:
-            old = MOVED[parts[3]].format(paper=parts[2])
-            if (ROOT / old).is_file():
-                pytest.skip(f"paper-folder move not landed yet: {old} is still where {path} will be "
-                            "(the move of workflow/papers/<paper>*.yaml into fedrepro/papers/<paper>/)")
     assert target.exists(), f"the README's walkthrough ({kind}) names {path}, which does not exist"
     if path.endswith("/"):
         assert target.is_dir(), path
