@@ -16,7 +16,7 @@ import pytest
 
 from fedrepro.data import (DATASETS, LOADERS, ChecksumError, DatasetUnavailable, UnpinnedChecksumWarning,
                            available, fetch, locate)
-from fedrepro.data import registry
+from fedrepro.data import loaders, registry
 from fedrepro.data.registry import DatasetSpec, FileSpec, Source, Variant
 
 MIRROR_ENV = "FEDREPRO_DATA_MIRROR"
@@ -53,7 +53,7 @@ def test_registry_is_consistent():
         assert spec.default_variant in spec.variants
         assert spec.licence and spec.citation and spec.urls
         for v in spec.variants.values():
-            assert v.loader in LOADERS
+            assert LOADERS[v.loader_name] is v.loader
             assert all(f in spec.files for f in v.files)
         for f in spec.files.values():
             assert f.sha256 is None or hexsha.match(f.sha256)
@@ -169,7 +169,7 @@ def test_available_offline(mirror, tmp_path):
 
 def _toy(monkeypatch, files, name="toy"):
     spec = DatasetSpec(name=name, title="toy", files={f.name: f for f in files},
-                       variants={"v": Variant(tuple(f.name for f in files), "adult")}, default_variant="v",
+                       variants={"v": Variant(tuple(f.name for f in files), loaders.adult)}, default_variant="v",
                        raw_format="bytes", expected_shape={}, urls=("https://example.invalid/toy",),
                        licence="none", citation="none")
     monkeypatch.setitem(registry.DATASETS, name, spec)

@@ -111,7 +111,7 @@ def test_config_validation_messages():
 
 
 def test_all_cells_reads_user_experiments(tmp_path):
-    (tmp_path / "workflow" / "papers").mkdir(parents=True)
+    (tmp_path / "fedrepro" / "papers").mkdir(parents=True)      # a checkout without paper folders
     config = {"scale": "quick", "papers": [], "seed": 3, "experiments": {"mine": BLOCK}}
     cells = all_cells(config, tmp_path)
     assert list(cells) == [("custom", "mine")] and cells[("custom", "mine")][0]["seed"] == 3

@@ -19,8 +19,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["ConfigError", "Interval", "Options", "Boolean", "Anything", "validate_params", "describe", "Integral", "Real",
-           "POSITIVE", "NONNEGATIVE", "POSITIVE_INT", "NONNEGATIVE_INT"]
+__all__ = ["ConfigError", "Interval", "Options", "RegisteredNames", "Boolean", "Anything", "validate_params", "describe",
+           "Integral", "Real", "POSITIVE", "NONNEGATIVE", "POSITIVE_INT", "NONNEGATIVE_INT"]
 
 
 class ConfigError(ValueError):
@@ -78,6 +78,18 @@ class Options:
 
     def __str__(self) -> str:
         return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class RegisteredNames(Options):
+    """One of the names in a registry that may still grow (read at every check, e.g. a derived
+    table of :mod:`fedrepro.data.registry`), so a later registration is accepted too."""
+
+    def __init__(self, registry):
+        self.registry = registry
+
+    @property
+    def values(self) -> tuple:
+        return tuple(self.registry)
 
 
 class _Boolean:

@@ -8,13 +8,26 @@ Typical use::
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from fedrepro.data.dataset import Dataset
 from fedrepro.data.fetch import ChecksumError, DatasetUnavailable, UnpinnedChecksumWarning, available, fetch, locate
-from fedrepro.data.loaders import LOADERS, load
-from fedrepro.data.registry import DATASETS, MIRROR_ENV, DatasetSpec, get_spec
+from fedrepro.data.registry import DATASETS, LOADERS, MIRROR_ENV, DatasetSpec, get_spec, register
 
 __all__ = ["Dataset", "fetch", "available", "locate", "load", "load_dataset", "DATASETS", "DatasetSpec",
-           "get_spec", "LOADERS", "ChecksumError", "DatasetUnavailable", "UnpinnedChecksumWarning", "MIRROR_ENV"]
+           "get_spec", "register", "LOADERS", "ChecksumError", "DatasetUnavailable", "UnpinnedChecksumWarning",
+           "MIRROR_ENV"]
+
+
+def load(name: str, paths: dict, variant: str | None = None, **options) -> Dataset:
+    """Load dataset ``name`` (variant ``variant``) from ``paths`` with the variant's registered loader;
+    adds licence/citation to ``meta``."""
+    spec = get_spec(name)
+    v = spec.variant(variant)
+    ds = v.loader({k: Path(p) for k, p in paths.items()}, **options)
+    ds.meta.update(variant=variant or spec.default_variant, loader=v.loader_name, title=spec.title,
+                   licence=spec.licence, citation=spec.citation, source_files=list(v.files))
+    return ds
 
 
 def load_dataset(name: str, cache_dir="data/raw", mirror=None, *, variant: str | None = None,

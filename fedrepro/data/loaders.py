@@ -2,8 +2,8 @@
 
 Each loader takes ``paths`` (``{file name: path}`` as returned by
 :func:`fedrepro.data.fetch.fetch`) plus keyword options and returns a ``Dataset``.
-Loaders are registered in :data:`LOADERS` under the names the registry variants use;
-:func:`load` dispatches by dataset name and variant.
+The dataset registrations (:mod:`fedrepro.data.registry`) name the loader of each variant;
+:func:`fedrepro.data.load` dispatches by dataset name and variant.
 
 Conventions shared by all loaders:
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import zipfile
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -29,26 +28,6 @@ import scipy.sparse as sp
 
 from fedrepro.data.dataset import Dataset
 from fedrepro.data.formats import parse_libsvm, read_cifar_bin, read_idx, read_libsvm  # noqa: F401  (re-exported)
-from fedrepro.data.registry import SHL_CHANNELS, SHL_LOCATIONS, SHL_ROOT, get_spec
-
-LOADERS: dict[str, Callable[..., Dataset]] = {}
-
-
-def _register(name: str):
-    def deco(fn):
-        LOADERS[name] = fn
-        return fn
-    return deco
-
-
-def load(name: str, paths: dict, variant: str | None = None, **options) -> Dataset:
-    """Load dataset ``name`` (variant ``variant``) from ``paths``; adds licence/citation to ``meta``."""
-    spec = get_spec(name)
-    v = spec.variant(variant)
-    ds = LOADERS[v.loader]({k: Path(p) for k, p in paths.items()}, **options)
-    ds.meta.update(variant=variant or spec.default_variant, loader=v.loader, title=spec.title,
-                   licence=spec.licence, citation=spec.citation, source_files=list(v.files))
-    return ds
 
 
 def _str(values) -> np.ndarray:
@@ -76,7 +55,6 @@ def _read_adult_text(path: Path, skiprows: int) -> pd.DataFrame:
     return df.apply(lambda c: c.str.strip())
 
 
-@_register("adult")
 def adult(paths: dict) -> Dataset:
     """UCI ``adult.test`` + ``adult.data`` coded exactly as the authors' ``adult.mat``.
 
@@ -108,7 +86,6 @@ def adult(paths: dict) -> Dataset:
     return Dataset("adult", X, y, None, {"source": _str(source)}, meta)
 
 
-@_register("adult_mat")
 def adult_mat(paths: dict) -> Dataset:
     """The authors' ``adult.mat`` (X int32 45222 x 14) and ``adultclass.mat`` (y uint8) as float64 / int64."""
     X = sio.loadmat(paths["adult.mat"])["X"].astype(np.float64)
@@ -129,7 +106,6 @@ def _open_member_or_file(path: Path, member: str):
     return open(path, "rb")
 
 
-@_register("qsar_oral_toxicity")
 def qsar_oral_toxicity(paths: dict) -> Dataset:
     """UCI csv (or the zip holding it): X CSR float64 (8992, 1024) in {0,1}, y = 1 for 'positive'."""
     path = paths.get("qsar_oral_toxicity.csv") or paths["qsar_oral_toxicity.zip"]
@@ -144,7 +120,6 @@ def qsar_oral_toxicity(paths: dict) -> Dataset:
                    {"classes": ["negative", "positive"], "original_labels": {"0": "negative", "1": "positive"}})
 
 
-@_register("qsar_oral_toxicity_mat")
 def qsar_oral_toxicity_mat(paths: dict) -> Dataset:
     """Authors' ``toxicity.mat`` (sparse X) + ``toxicityclass.mat`` (y in {-1,+1} -> {0,1}); X stays CSR."""
     X = sp.csr_matrix(sio.loadmat(paths["toxicity.mat"])["X"], dtype=np.float64)
@@ -158,7 +133,6 @@ def qsar_oral_toxicity_mat(paths: dict) -> Dataset:
 
 # =========================================================================== LIBSVM (real-sim, USPS)
 
-@_register("real_sim")
 def real_sim(paths: dict) -> Dataset:
     """real-sim: X CSR float64 (72309, 20958), y = 1 for label +1, 0 for -1."""
     X, labels = read_libsvm(paths["real-sim.bz2"], n_features=20958)
@@ -174,8 +148,7 @@ USPS_NOTE = ("The FRPG paper (spec 004 §4) uses Roweis' usps_all.mat: 11,000 im
              "digit (8,000 / 3,000). The LIBSVM/HDF5 copies have the standard 7,291 / 2,007 split (fallback).")
 
 
-@_register("usps")
-def usps_libsvm(paths: dict, scale: bool = True) -> Dataset:
+def usps(paths: dict, scale: bool = True) -> Dataset:
     """LIBSVM ``usps.bz2`` (train) + ``usps.t.bz2`` (test): X (9298, 256), labels 1..10 -> digits 0..9.
 
     ``scale``: map the provider's [-1, 1] to [0, 1] via (x + 1) / 2.
@@ -191,7 +164,6 @@ def usps_libsvm(paths: dict, scale: bool = True) -> Dataset:
                     "note": USPS_NOTE})
 
 
-@_register("usps_h5")
 def usps_h5(paths: dict) -> Dataset:
     """Kaggle ``usps.h5``: train (7291) + test (2007), X float64 (values as stored, in [0, 1]), y 0..9."""
     import h5py
@@ -203,7 +175,6 @@ def usps_h5(paths: dict) -> Dataset:
                    {"classes": list(range(10)), "scaling": "as stored in usps.h5 ([0,1])", "note": USPS_NOTE})
 
 
-@_register("usps_roweis")
 def usps_roweis(paths: dict, split_seed: int = 0, n_train_per_class: int = 800) -> Dataset:
     """Roweis ``usps_all.mat`` (``data`` uint8 256 x 1100 x 10, images 16x16 column-major).
 
@@ -255,13 +226,11 @@ FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sanda
                    "Bag", "Ankle boot"]
 
 
-@_register("mnist")
 def mnist(paths: dict) -> Dataset:
     """MNIST: X float64 (70000, 784) in [0,1]; first 60,000 rows train, then 10,000 test."""
     return _idx_dataset("mnist", paths, list(range(10)))
 
 
-@_register("fashion_mnist")
 def fashion_mnist(paths: dict) -> Dataset:
     """Fashion-MNIST: X float64 (70000, 784) in [0,1]; first 60,000 rows train, then 10,000 test."""
     return _idx_dataset("fashion_mnist", paths, FASHION_CLASSES)
@@ -273,7 +242,6 @@ CIFAR10_CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog
 CIFAR10_TRAIN = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
 
 
-@_register("cifar10")
 def cifar10(paths: dict, dtype=np.float32) -> Dataset:
     """CIFAR-10: X (60000, 3072) pixel/255 in ``dtype`` (float32 default: float64 would be 1.5 GB),
     layout 1024 R, 1024 G, 1024 B per row (``meta["image_shape"] = (3, 32, 32)``); train = batches 1..5."""
@@ -302,7 +270,6 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     return np.cumsum(change)
 
 
-@_register("chest_accelerometer")
 def chest_accelerometer(paths: dict, drop_label0: bool = True) -> Dataset:
     """15 participant files -> X float64 (n, 3) = uncalibrated x, y, z acceleration (52 Hz), in file order.
 
@@ -341,7 +308,6 @@ LOCALIZATION_ACTIVITIES = sorted(["walking", "falling", "lying down", "lying", "
 _LOC_COLUMNS = ["sequence", "tag", "timestamp", "date", "x", "y", "z", "activity"]
 
 
-@_register("localization_person_activity")
 def localization_person_activity(paths: dict) -> Dataset:
     """``ConfLongDemo_JSI.txt`` rows as they are: X float64 (n, 3) = tag position x, y, z (metres).
 
@@ -375,6 +341,12 @@ def _lookup(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 # =========================================================================== SHL
+
+SHL_LOCATIONS = ("Bag", "Hips", "Torso", "Hand")
+#: channels the SHL features need (|acc|, |gyr|, |mag|, |lacc|, pressure) + per-sample labels
+SHL_CHANNELS = ("Acc_x", "Acc_y", "Acc_z", "Gyr_x", "Gyr_y", "Gyr_z", "Mag_x", "Mag_y", "Mag_z",
+                "LAcc_x", "LAcc_y", "LAcc_z", "Pressure", "Label")
+SHL_ROOT = "validation"
 
 SHL_BANDS_HZ = ((0.0, 1.0), (1.0, 3.0), (3.0, 5.0), (5.0, 10.0), (10.0, 50.0))
 SHL_STATS = ("mean", "std", "min", "max", "median", "p10", "p90", "mean_abs_diff")
@@ -449,7 +421,6 @@ def _iter_frames(files: dict, stride: int, chunk: int):
             r.close()
 
 
-@_register("shl")
 def shl(paths: dict, stride: int = 1, chunk_frames: int = 500, min_majority: float = 0.8,
         root: str = SHL_ROOT) -> Dataset:
     """SHL Challenge 2020 validation frames -> 55 features per (frame, location), streamed.

@@ -1,4 +1,4 @@
-"""Registry of the raw datasets: files, checksums, sources, shapes, licences.
+"""Registry of the datasets: files, checksums, sources, shapes, licences, loaders, and what is built from them.
 
 Every dataset is a :class:`DatasetSpec`. Its files are :class:`FileSpec` entries
 named by their path inside the cache folder ``<cache_dir>/<dataset>/`` and pinned by
@@ -18,11 +18,22 @@ is recorded next to the cached file and enforced from then on).
 
 Datasets with several raw forms (Adult: UCI text vs the authors' ``.mat``; USPS:
 LIBSVM, HDF5, Roweis ``.mat``) have *variants*; each variant names its files and the
-loader in :data:`fedrepro.data.loaders.LOADERS` that reads them.
+loader function (:mod:`fedrepro.data.loaders`) that reads them.
+
+A dataset is registered once, by :func:`register`: its files, variants and loaders, the input
+normalisation the neural problems apply to it, and (ASPIRE) the per-worker split built from it.
+Every other table about datasets (:data:`LOADERS`, :data:`NORMALIZATIONS`, :data:`WORKER_SPLITS`)
+is a :class:`DerivedTable` read from the registrations. Adding a dataset is one ``register`` call
+here plus its loader function.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Callable
+
+from fedrepro.data import loaders, worker_data
+from fedrepro.data.loaders import SHL_CHANNELS, SHL_LOCATIONS, SHL_ROOT
 
 MIRROR_ENV = "FEDREPRO_DATA_MIRROR"
 
@@ -60,11 +71,37 @@ class FileSpec:
 
 @dataclass(frozen=True)
 class Variant:
-    """A complete raw form of a dataset: the files it needs and the loader that reads them."""
+    """A complete raw form of a dataset: the files it needs and the loader function that reads them
+    (``loader(paths, **options) -> Dataset``; its function name is recorded in ``meta["loader"]``)."""
 
     files: tuple[str, ...]
-    loader: str
+    loader: Callable
     description: str = ""
+
+    @property
+    def loader_name(self) -> str:
+        return self.loader.__name__
+
+
+@dataclass(frozen=True)
+class WorkerSplit:
+    """The per-worker train/test data built from a processed dataset (ASPIRE, :mod:`fedrepro.data.worker_data`).
+
+    name : the worker dataset's name in configs (``problem: {name: worker_neural, dataset: scma}``).
+    stream_key : key of its random streams (split, subsets, backdoor); never renumber one, it fixes the data.
+    build : ``build(processed Dataset, options) -> WorkerData``.
+    defaults : its options and their default values (the only options it accepts, with the caps and seed).
+    models : ``{"quick": model, "paper": model}``, names in :data:`fedrepro.nn.MODELS`.
+    full_sizes : (training samples, test samples, workers) of the uncapped data (measured for SC-MA and
+        Fashion-MNIST, the spec's sizes for the others), for the workflow's resource requests.
+    """
+
+    name: str
+    stream_key: int
+    build: Callable
+    defaults: dict
+    models: dict
+    full_sizes: tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -83,6 +120,8 @@ class DatasetSpec:
     citation: str
     notes: str = ""
     facts: dict = field(default_factory=dict)
+    normalize: tuple[float, float] | None = None  # (mean, std) of the neural problems' input (x - mean) / std
+    worker_split: WorkerSplit | None = None
 
     def variant(self, variant: str | None = None) -> Variant:
         """The :class:`Variant` called ``variant`` (default: :attr:`default_variant`)."""
@@ -94,6 +133,86 @@ class DatasetSpec:
     def variant_files(self, variant: str | None = None) -> list[FileSpec]:
         """The :class:`FileSpec` entries a variant needs, in order."""
         return [self.files[f] for f in self.variant(variant).files]
+
+
+# --------------------------------------------------------------------------- registration
+
+DATASETS: dict[str, DatasetSpec] = {}
+
+
+class DerivedTable(Mapping):
+    """A read-only table computed from the registrations at every read, so it always agrees with them."""
+
+    def __init__(self, derive: Callable[[], dict]):
+        self._derive = derive
+
+    def __getitem__(self, key):
+        return self._derive()[key]
+
+    def __iter__(self):
+        return iter(self._derive())
+
+    def __len__(self) -> int:
+        return len(self._derive())
+
+    def __repr__(self) -> str:
+        return f"DerivedTable({self._derive()!r})"
+
+
+def _loaders() -> dict:
+    return {v.loader_name: v.loader for spec in DATASETS.values() for v in spec.variants.values()}
+
+
+def _normalizations() -> dict:
+    return {name: spec.normalize for name, spec in DATASETS.items() if spec.normalize is not None}
+
+
+def _worker_splits() -> dict:
+    splits = [spec.worker_split for spec in DATASETS.values() if spec.worker_split is not None]
+    return {split.name: split for split in sorted(splits, key=lambda split: split.stream_key)}
+
+
+def _worker_sources() -> dict:
+    return {spec.worker_split.name: name for name, spec in DATASETS.items() if spec.worker_split is not None}
+
+
+#: loader name (``meta["loader"]`` of what it loads) -> loader function, over every variant
+LOADERS = DerivedTable(_loaders)
+#: dataset -> (mean, std) the neural problems normalise its inputs with (datasets that declare one)
+NORMALIZATIONS = DerivedTable(_normalizations)
+#: worker dataset -> :class:`WorkerSplit`, in stream-key order
+WORKER_SPLITS = DerivedTable(_worker_splits)
+#: worker dataset -> the dataset it is built from
+WORKER_SOURCES = DerivedTable(_worker_sources)
+
+
+def register(spec: DatasetSpec) -> DatasetSpec:
+    """Add ``spec`` to :data:`DATASETS`; a name, loader name, worker dataset or stream key that another
+    registration already holds is an error (the derived tables would otherwise disagree)."""
+    if spec.name in DATASETS:
+        raise ValueError(f"dataset {spec.name!r} is registered twice")
+    loaders_by_name = dict(LOADERS)
+    for v in spec.variants.values():
+        if loaders_by_name.setdefault(v.loader_name, v.loader) is not v.loader:
+            raise ValueError(f"dataset {spec.name!r}: another loader is already registered as {v.loader_name!r}")
+    split = spec.worker_split
+    if split is not None:
+        if split.name in WORKER_SPLITS:
+            raise ValueError(f"dataset {spec.name!r}: worker dataset {split.name!r} is registered twice")
+        taken = {s.stream_key: s.name for s in WORKER_SPLITS.values()}
+        if split.stream_key in taken:
+            raise ValueError(f"dataset {spec.name!r}: worker dataset {split.name!r} reuses stream key "
+                             f"{split.stream_key} of {taken[split.stream_key]!r}")
+    DATASETS[spec.name] = spec
+    return spec
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The :class:`DatasetSpec` registered as ``name`` (``KeyError`` listing the known names)."""
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -121,7 +240,7 @@ UCI_CCBY = "CC BY 4.0 (UCI Machine Learning Repository)"
 
 # --------------------------------------------------------------------------- adult
 
-ADULT = DatasetSpec(
+register(DatasetSpec(
     name="adult",
     title="Adult / Census Income (UCI id 2)",
     files=_files(
@@ -135,9 +254,9 @@ ADULT = DatasetSpec(
                7005, [f"{GH_FEDEPM}/adultclass.mat"], md5="f80cc31bfa3fb26e5fdf2a770ca88157"),
     ),
     variants={
-        "raw": Variant(("adult.data", "adult.test"), "adult",
+        "raw": Variant(("adult.data", "adult.test"), loaders.adult,
                        "UCI text files, coded exactly as the authors' adult.mat"),
-        "mat": Variant(("adult.mat", "adultclass.mat"), "adult_mat",
+        "mat": Variant(("adult.mat", "adultclass.mat"), loaders.adult_mat,
                        "authors' preprocessed adult.mat/adultclass.mat (ShenglongZhou/FedEPM)"),
     },
     default_variant="raw",
@@ -151,12 +270,12 @@ ADULT = DatasetSpec(
     notes="Complete cases only: adult.test rows (15,060) first, then adult.data (30,162). Categorical "
           "columns are 0-based indices into the sorted (code-point) list of distinct values present.",
     facts={"n_positive": 11208, "n_test_complete": 15060, "n_train_complete": 30162},
-)
+))
 
 # --------------------------------------------------------------------------- qsar
 
 _QSAR_ZIP = f"{UCI_STATIC}/508/qsar+oral+toxicity.zip"
-QSAR = DatasetSpec(
+register(DatasetSpec(
     name="qsar_oral_toxicity",
     title="QSAR oral toxicity (UCI id 508)",
     files=_files(
@@ -175,9 +294,9 @@ QSAR = DatasetSpec(
                [f"{GH_FEDADMM}/toxicityclass.mat"], md5="e75eafebfd733639d5e3db9416c90963"),
     ),
     variants={
-        "csv": Variant(("qsar_oral_toxicity.csv",), "qsar_oral_toxicity",
+        "csv": Variant(("qsar_oral_toxicity.csv",), loaders.qsar_oral_toxicity,
                        "UCI csv (';' separated, 'positive'/'negative'), extracted from the zip"),
-        "mat": Variant(("toxicity.mat", "toxicityclass.mat"), "qsar_oral_toxicity_mat",
+        "mat": Variant(("toxicity.mat", "toxicityclass.mat"), loaders.qsar_oral_toxicity_mat,
                        "authors' toxicity.mat/toxicityclass.mat (ShenglongZhou/FedADMM), sparse"),
     },
     default_variant="csv",
@@ -189,11 +308,11 @@ QSAR = DatasetSpec(
              "predict acute oral systemic toxicity. Molecular Informatics 38(8-9), 1800124. UCI id 508.",
     notes="The mirror zip and UCI's zip may differ as wrappers; both are verified at the member level.",
     facts={"n_positive": 741, "n_negative": 8251, "nnz": 856863},
-)
+))
 
 # --------------------------------------------------------------------------- real-sim
 
-REAL_SIM = DatasetSpec(
+register(DatasetSpec(
     name="real_sim",
     title="real-sim (LIBSVM binary)",
     files=_files(_plain(
@@ -201,7 +320,7 @@ REAL_SIM = DatasetSpec(
         # Pinned in a public experiment catalog (per the mirror manifest); not independently verified.
         "7cd52374f55ce62e803ef33ca1c44689427c23d481eff64026f8ba9f53b8cc27", None,
         [f"{LIBSVM}/binary/real-sim.bz2"])),
-    variants={"libsvm": Variant(("real-sim.bz2",), "real_sim", "bzip2 LIBSVM file, sparse CSR")},
+    variants={"libsvm": Variant(("real-sim.bz2",), loaders.real_sim, "bzip2 LIBSVM file, sparse CSR")},
     default_variant="libsvm",
     raw_format="bzip2-compressed LIBSVM text 'label idx:val ...', 1-based indices, labels +1/-1",
     expected_shape={"libsvm": (72309, 20958)},
@@ -211,7 +330,7 @@ REAL_SIM = DatasetSpec(
              "Chang, C.-C. & Lin, C.-J. LIBSVM data sets, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/",
     notes="Not in the offline mirror. The sha256 comes from the manifest and has not been checked here.",
     facts={"nnz": 3709083},
-)
+))
 
 # --------------------------------------------------------------------------- mnist / fashion-mnist
 
@@ -224,7 +343,7 @@ def _idx_files(dataset, bases, table):
                     for n, (sha, nb, md5) in zip(_IDX, table)])
 
 
-MNIST = DatasetSpec(
+register(DatasetSpec(
     name="mnist",
     title="MNIST handwritten digits",
     files=_idx_files("mnist", ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/"), [
@@ -233,7 +352,7 @@ MNIST = DatasetSpec(
         ("8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6", 1648877, "9fb629c4189551a2d022fa330f9573f3"),
         ("f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6", 4542, "ec29112dd5afa0611ce80d1b7f02629c"),
     ]),
-    variants={"idx": Variant(_IDX, "mnist", "gzipped IDX files")},
+    variants={"idx": Variant(_IDX, loaders.mnist, "gzipped IDX files")},
     default_variant="idx",
     raw_format="gzipped IDX: images magic 2051 uint8 N x 28 x 28, labels magic 2049 uint8",
     expected_shape={"train": (60000, 784), "test": (10000, 784)},
@@ -243,9 +362,10 @@ MNIST = DatasetSpec(
              "LeCun et al. (1998), Gradient-based learning applied to document recognition, Proc. IEEE 86(11).",
     facts={"train_counts": [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949],
            "test_counts": [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]},
-)
+    normalize=(0.1307, 0.3081),                   # the authors' code (spec 003 §4)
+))
 
-FASHION_MNIST = DatasetSpec(
+register(DatasetSpec(
     name="fashion_mnist",
     title="Fashion-MNIST (Zalando Research)",
     files=_idx_files("fashion_mnist", (
@@ -256,7 +376,7 @@ FASHION_MNIST = DatasetSpec(
         ("346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073", 4422102, "bef4ecab320f06d8554ea6380940ec79"),
         ("67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5", 5148, "bb300cfdad3c16e7a12a480ee83cd310"),
     ]),
-    variants={"idx": Variant(_IDX, "fashion_mnist", "gzipped IDX files")},
+    variants={"idx": Variant(_IDX, loaders.fashion_mnist, "gzipped IDX files")},
     default_variant="idx",
     raw_format="gzipped IDX (as MNIST)",
     expected_shape={"train": (60000, 784), "test": (10000, 784)},
@@ -266,11 +386,14 @@ FASHION_MNIST = DatasetSpec(
     citation="Xiao, H., Rasul, K. & Vollgraf, R. (2017). Fashion-MNIST: a novel image dataset for "
              "benchmarking machine learning algorithms. arXiv:1708.07747.",
     facts={"train_counts": [6000] * 10, "test_counts": [1000] * 10},
-)
+    normalize=(0.1307, 0.3081),                   # MNIST's statistics, as the authors' code (spec 003 §4)
+    worker_split=WorkerSplit("fmnist3", 1, worker_data.fmnist3_worker_data, {"classes": (0, 2, 6)},
+                             {"quick": "aspire_logistic", "paper": "aspire_logistic"}, (18000, 3000, 3)),
+))
 
 # --------------------------------------------------------------------------- usps
 
-USPS = DatasetSpec(
+register(DatasetSpec(
     name="usps",
     title="USPS handwritten digits",
     files=_files(
@@ -293,12 +416,12 @@ USPS = DatasetSpec(
                  1484005),
     ),
     variants={
-        "roweis": Variant(("usps_all.mat",), "usps_roweis",
+        "roweis": Variant(("usps_all.mat",), loaders.usps_roweis,
                           "Roweis usps_all.mat, 1,100 images per digit; seeded 800/300 per-class split "
                           "(the FRPG paper's 8,000/3,000)"),
-        "libsvm": Variant(("usps.bz2", "usps.t.bz2"), "usps",
+        "libsvm": Variant(("usps.bz2", "usps.t.bz2"), loaders.usps,
                           "LIBSVM usps.bz2/usps.t.bz2, standard 7,291/2,007 split, [-1,1] -> [0,1]"),
-        "h5": Variant(("usps.h5",), "usps_h5",
+        "h5": Variant(("usps.h5",), loaders.usps_h5,
                       "Kaggle usps.h5, standard 7,291/2,007 split, [0,1] (scaled differently from LIBSVM)"),
     },
     default_variant="roweis",
@@ -316,7 +439,7 @@ USPS = DatasetSpec(
     facts={"h5_train_counts": [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644],
            "roweis_counts": [1100] * 10, "roweis_pixel_sum": 178348534,
            "test_counts": [359, 264, 198, 166, 200, 160, 170, 147, 166, 177]},
-)
+))
 
 # --------------------------------------------------------------------------- cifar-10
 
@@ -346,11 +469,11 @@ def _cifar_file(stem, sha, xz_sha, xz_bytes, md5):
     ), 30730000, md5)
 
 
-CIFAR10 = DatasetSpec(
+register(DatasetSpec(
     name="cifar10",
     title="CIFAR-10, binary version",
     files=_files(*[_cifar_file(*b) for b in _CIFAR_BATCHES]),
-    variants={"binary": Variant(tuple(f"{b[0]}.bin" for b in _CIFAR_BATCHES), "cifar10",
+    variants={"binary": Variant(tuple(f"{b[0]}.bin" for b in _CIFAR_BATCHES), loaders.cifar10,
                                 "six binary batches (mirror .bin.xz or canonical cifar-10-binary.tar.gz)")},
     default_variant="binary",
     raw_format="10,000 records of 3,073 bytes per batch: label byte + 1024 R + 1024 G + 1024 B (32x32 row-major)",
@@ -362,13 +485,14 @@ CIFAR10 = DatasetSpec(
     notes="batches.meta.txt (class names) is not fetched: no official checksum is known for it; the loader "
           "holds the ten class names (checked against the mirror copy by the tests).",
     facts={"train_counts": [5000] * 10, "test_counts": [1000] * 10},
-)
+    normalize=(0.5, 0.5),                         # the authors' code (spec 003 §4)
+))
 
 # --------------------------------------------------------------------------- localization (UCI 196)
 
 _LOC_TXT = f"{UCI}/00196/ConfLongDemo_JSI.txt"
 _LOC_ZIP = f"{UCI_STATIC}/196/localization+data+for+person+activity.zip"
-LOCALIZATION = DatasetSpec(
+register(DatasetSpec(
     name="localization_person_activity",
     title="Localization Data for Person Activity (UCI id 196)",
     files=_files(FileSpec("ConfLongDemo_JSI.txt", None, (
@@ -376,7 +500,7 @@ LOCALIZATION = DatasetSpec(
         Source("url", _LOC_TXT),
         Source("url", _LOC_ZIP, archive="zip", member="ConfLongDemo_JSI.txt"),
     ), None)),
-    variants={"txt": Variant(("ConfLongDemo_JSI.txt",), "localization_person_activity", "UCI csv text")},
+    variants={"txt": Variant(("ConfLongDemo_JSI.txt",), loaders.localization_person_activity, "UCI csv text")},
     default_variant="txt",
     raw_format="csv without header, 8 fields: sequence (A01..E05), tag id, timestamp ticks, "
                "'dd.MM.yyyy HH:mm:ss:SSS', x, y, z, activity",
@@ -386,7 +510,11 @@ LOCALIZATION = DatasetSpec(
     citation="Kaluza, B., Mirchevska, V., Dovgan, E., Lustrek, M. & Gams, M. (2010). An agent-based approach "
              "to care in independent living. AmI 2010, LNCS 6439. UCI id 196.",
     notes="Not in the mirror; no checksum known (trusted on first use). Expected 21,546,346 bytes (unverified).",
-)
+    worker_split=WorkerSplit("person_activity", 3, worker_data.person_activity_worker_data,
+                             {"features": "snapshot", "test_frac": 0.2},
+                             {"quick": "aspire_quick_mlp_person_activity", "paper": "aspire_mlp_person_activity"},
+                             (131900, 33000, 5)),
+))
 
 # --------------------------------------------------------------------------- chest accelerometer (UCI 287)
 
@@ -419,11 +547,11 @@ def _chest_file(i, sha, nbytes):
     ), nbytes)
 
 
-CHEST = DatasetSpec(
+register(DatasetSpec(
     name="chest_accelerometer",
     title="Activity Recognition from Single Chest-Mounted Accelerometer (UCI id 287)",
     files=_files(*[_chest_file(i + 1, *c) for i, c in enumerate(_CHEST)]),
-    variants={"csv": Variant(tuple(f"{i}.csv" for i in range(1, 16)), "chest_accelerometer",
+    variants={"csv": Variant(tuple(f"{i}.csv" for i in range(1, 16)), loaders.chest_accelerometer,
                              "15 csv files, one per participant")},
     default_variant="csv",
     raw_format="csv without header: sequential number (float, e.g. '1e+05'), x, y, z, label 0..7; 52 Hz",
@@ -436,15 +564,17 @@ CHEST = DatasetSpec(
     facts={"rows_per_file": [162501, 138001, 102341, 122201, 160001, 140901, 163001, 138001, 166741,
                              126801, 104451, 114702, 67651, 116101, 103501],
            "label_counts": {0: 3719, 1: 608667, 2: 47878, 3: 216737, 4: 357064, 5: 51498, 6: 47770, 7: 593563}},
-)
+    worker_split=WorkerSplit("scma", 2, worker_data.scma_worker_data,
+                             {"features": "window", "window": 52, "hop": 26, "test_frac": 0.2,
+                              "raw_max_per_worker": 20000},
+                             {"quick": "aspire_quick_mlp_scma", "paper": "aspire_mlp_scma"}, (59000, 14700, 15)),
+))
 
 # --------------------------------------------------------------------------- SHL
 
-SHL_LOCATIONS = ("Bag", "Hips", "Torso", "Hand")
-#: channels the SHL features need (|acc|, |gyr|, |mag|, |lacc|, pressure) + per-sample labels
-SHL_CHANNELS = ("Acc_x", "Acc_y", "Acc_z", "Gyr_x", "Gyr_y", "Gyr_z", "Mag_x", "Mag_y", "Mag_z",
-                "LAcc_x", "LAcc_y", "LAcc_z", "Pressure", "Label")
-SHL_ROOT = "validation"
+#: share of each location (Bag, Hips, Torso, Hand) in each of the 6 SHL workers (partition.location_mix)
+SHL_MIX = ((.7, .1, .1, .1), (.1, .7, .1, .1), (.1, .1, .7, .1), (.1, .1, .1, .7),
+           (.4, .4, .1, .1), (.1, .1, .4, .4))
 
 
 def _shl_file(loc, ch):
@@ -452,12 +582,12 @@ def _shl_file(loc, ch):
     return FileSpec(name, None, (Source("mirror", f"shl/{name}"), Source("manual", "http://www.shl-dataset.org/download/")))
 
 
-SHL = DatasetSpec(
+register(DatasetSpec(
     name="shl",
     title="Sussex-Huawei Locomotion (SHL) Challenge 2020, validation set",
     files=_files(*[_shl_file(loc, ch) for loc in SHL_LOCATIONS for ch in SHL_CHANNELS]),
     variants={"challenge2020_validation": Variant(
-        tuple(f"{SHL_ROOT}/{loc}/{ch}.txt" for loc in SHL_LOCATIONS for ch in SHL_CHANNELS), "shl",
+        tuple(f"{SHL_ROOT}/{loc}/{ch}.txt" for loc in SHL_LOCATIONS for ch in SHL_CHANNELS), loaders.shl,
         "SHL Challenge 2020 validation set: per location one text file per channel, one 5 s frame "
         "(500 space-separated values at 100 Hz) per line, Label.txt with 500 labels per line")},
     default_variant="challenge2020_validation",
@@ -471,15 +601,8 @@ SHL = DatasetSpec(
     notes="Manual download (several GB): unzip the Challenge 2020 validation set so that "
           "<cache_dir>/shl/validation/<Bag|Hips|Torso|Hand>/<channel>.txt exist (or put it under "
           "<mirror>/shl/). No checksums known: trusted on first use.",
-)
+    worker_split=WorkerSplit("shl", 4, worker_data.shl_worker_data,
+                             {"location_mix": SHL_MIX, "locations": SHL_LOCATIONS, "test_frac": 0.2},
+                             {"quick": "aspire_quick_mlp_shl", "paper": "aspire_mlp_shl"}, (23000, 5800, 6)),
+))
 
-DATASETS: dict[str, DatasetSpec] = {d.name: d for d in (
-    ADULT, QSAR, REAL_SIM, MNIST, FASHION_MNIST, USPS, CIFAR10, LOCALIZATION, CHEST, SHL)}
-
-
-def get_spec(name: str) -> DatasetSpec:
-    """The :class:`DatasetSpec` registered as ``name`` (``KeyError`` listing the known names)."""
-    try:
-        return DATASETS[name]
-    except KeyError:
-        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None

@@ -5,7 +5,9 @@
 :class:`WorkerData`: float32 features, labels ``0..C-1`` and a worker id per sample,
 for a train and a test split.  :func:`with_backdoor` adds one malicious worker (§4.5).
 
-Datasets (``name`` -> processed source):
+Worker datasets (``name`` -> processed source), each registered with the dataset it is built
+from (the ``worker_split`` of its :class:`~fedrepro.data.registry.DatasetSpec`: the builder
+below, stream key, default options, models):
 
 * ``fmnist3`` (``fashion_mnist``): classes T-shirt (0), Pullover (2), Shirt (6) -> workers
   0, 1, 2 and labels 0, 1, 2; official train/test split; pixels in [0, 1] (the loader
@@ -48,24 +50,28 @@ from fedrepro.core.rng import stream
 from fedrepro.data.dataset import Dataset
 from fedrepro.data.loaders import FASHION_CLASSES, window_stats
 from fedrepro.data.partition import location_mix, one_class
-from fedrepro.data.registry import SHL_LOCATIONS
 
 CACHE_VERSION = 1
 STD_FLOOR = 1e-8
-SHL_MIX = ((.7, .1, .1, .1), (.1, .7, .1, .1), (.1, .1, .7, .1), (.1, .1, .1, .7),
-           (.4, .4, .1, .1), (.1, .1, .4, .4))
 SCMA_CHANNELS = ("x", "y", "z", "mag")
 SCMA_STATS = ("mean", "std", "min", "max", "median", "p10", "p90", "mean_abs_diff")
 PERSON_TAGS = ("ANKLE_LEFT", "ANKLE_RIGHT", "CHEST", "BELT")
 
-# name -> (processed source, stream key, default options); never renumber the keys.
-DATASETS = {
-    "fmnist3": ("fashion_mnist", 1, {"classes": (0, 2, 6)}),
-    "scma": ("chest_accelerometer", 2, {"features": "window", "window": 52, "hop": 26,
-                                        "test_frac": 0.2, "raw_max_per_worker": 20000}),
-    "person_activity": ("localization_person_activity", 3, {"features": "snapshot", "test_frac": 0.2}),
-    "shl": ("shl", 4, {"location_mix": SHL_MIX, "locations": SHL_LOCATIONS, "test_frac": 0.2}),
-}
+
+def _worker_split(name: str):
+    """The registered :class:`~fedrepro.data.registry.WorkerSplit` called ``name``."""
+    from fedrepro.data.registry import WORKER_SPLITS     # here: the registry imports this module's builders
+
+    if name not in WORKER_SPLITS:
+        raise ValueError(f"unknown worker dataset {name!r}; allowed: {', '.join(WORKER_SPLITS)}")
+    return WORKER_SPLITS[name]
+
+
+def _source(name: str) -> str:
+    """The processed dataset worker dataset ``name`` is built from."""
+    from fedrepro.data.registry import WORKER_SOURCES
+
+    return WORKER_SOURCES[name]
 
 
 # =========================================================================== container
@@ -118,14 +124,14 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
                       test_per_worker: int | None = None, cache_dir=None, **options) -> WorkerData:
     """Worker-split dataset ``name`` from ``<processed_dir>/<source>.npz`` (cached as Parquet).
 
-    ``options`` override the dataset's defaults (:data:`DATASETS`); ``train_per_worker`` /
-    ``test_per_worker`` cap each worker's split (None: no cap).  Sensor datasets: split
-    80/20 per (worker, class) first, then cap, then standardise with the pooled capped
-    training data.  ``cache_dir=False`` disables the cache; a cache file whose options or
+    ``options`` override the dataset's defaults (its registered ``WorkerSplit.defaults``);
+    ``train_per_worker`` / ``test_per_worker`` cap each worker's split (None: no cap).  Sensor
+    datasets: split 80/20 per (worker, class) first, then cap, then standardise with the pooled
+    capped training data.  ``cache_dir=False`` disables the cache; a cache file whose options or
     source file (size, mtime) differ, or that cannot be read, is rebuilt and replaced.
     """
     opts = _options(name, split_seed, train_per_worker, test_per_worker, options)
-    source = DATASETS[name][0]
+    source = _source(name)
     src_path = Path(processed_dir) / f"{source}.npz"
     if not src_path.is_file():
         raise ValueError(f"{name}: processed file {src_path} not found; build it first with "
@@ -138,7 +144,7 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
         hit = _read_cache(cache, opts, _fingerprint(src_path))
         if hit is not None:
             return hit
-    wd = _BUILDERS[name](Dataset.load_shared(src_path), opts)
+    wd = _worker_split(name).build(Dataset.load_shared(src_path), opts)
     wd.meta.update(dataset=name, source=source, source_file=str(src_path), options=_jsonable(opts),
                    sizes={"train": np.bincount(wd.worker_train, minlength=wd.n_workers).tolist(),
                           "test": np.bincount(wd.worker_test, minlength=wd.n_workers).tolist()},
@@ -155,9 +161,7 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
 
 def _options(name, split_seed, train_per_worker, test_per_worker, options) -> dict:
     """Validated, complete option dict (defaults filled in) that determines the result."""
-    if name not in DATASETS:
-        raise ValueError(f"unknown worker dataset {name!r}; allowed: {', '.join(DATASETS)}")
-    defaults = DATASETS[name][2]
+    defaults = _worker_split(name).defaults
     unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise ValueError(f"{name}: unknown option(s) {unknown}; allowed: {sorted(defaults)}")
@@ -251,7 +255,7 @@ def _assemble(name, X, y, worker, is_test, n_workers, n_classes, meta) -> Worker
 def _sensor_worker_data(name: str, X: np.ndarray, y: np.ndarray, worker: np.ndarray, worker_names: list,
                         classes: list | None, feature_names: list, opts: dict) -> WorkerData:
     """Split, cap and standardise features X (n, d) of samples with labels y and workers 0..N-1."""
-    seed, key = opts["split_seed"], DATASETS[name][1]
+    seed, key = opts["split_seed"], _worker_split(name).stream_key
     y, originals = _sorted_labels(y, classes)
     is_test = stratified_test_mask(worker, y, float(opts["test_frac"]), stream(seed, "split", key))
     keep = np.empty(y.size, dtype=bool)
@@ -269,14 +273,14 @@ def _sensor_worker_data(name: str, X: np.ndarray, y: np.ndarray, worker: np.ndar
 
 # =========================================================================== fmnist3
 
-def _fmnist3(ds: Dataset, opts: dict) -> WorkerData:
+def fmnist3_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Classes ``opts["classes"]`` -> one worker each, labels 0..2; official split; X (n, 784) in [0, 1]."""
     classes = [int(c) for c in opts["classes"]]
     if ds.split is None:
         raise ValueError("fmnist3: the processed fashion_mnist.npz has no official train/test split")
     X = np.asarray(ds.X)
     scale = 1.0 if ds.meta.get("scaling") == "pixel/255" or X.max() <= 1.0 else 255.0
-    seed, key = opts["split_seed"], DATASETS["fmnist3"][1]
+    seed, key = opts["split_seed"], _worker_split("fmnist3").stream_key
     rows, workers, tests = [], [], []
     for sub, part in enumerate(("train", "test")):
         idx = np.flatnonzero(ds.split == part)
@@ -338,7 +342,7 @@ def scma_window_features(X: np.ndarray, starts: np.ndarray, window: int) -> np.n
 SCMA_FEATURES = [f"{c}_{s}" for c in SCMA_CHANNELS for s in SCMA_STATS] + ["corr_xy", "corr_xz", "corr_yz"]
 
 
-def _scma(ds: Dataset, opts: dict) -> WorkerData:
+def scma_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Participant -> worker; window features (k, 35) or raw per-sample (x, y, z)."""
     if "participant" not in ds.groups or "segment" not in ds.groups:
         raise ValueError("scma: chest_accelerometer.npz lacks groups 'participant'/'segment'; rebuild it "
@@ -352,7 +356,7 @@ def _scma(ds: Dataset, opts: dict) -> WorkerData:
         feats, y, wk, names = scma_window_features(X, starts, w), ds.y[starts], worker[starts], SCMA_FEATURES
     else:
         keep = cap_per_worker(worker, int(opts["raw_max_per_worker"]),
-                              stream(opts["split_seed"], "subset", DATASETS["scma"][1], 2))
+                              stream(opts["split_seed"], "subset", _worker_split("scma").stream_key, 2))
         feats, y, wk, names = X[keep], ds.y[keep], worker[keep], ["x", "y", "z"]
     return _sensor_worker_data("scma", feats, y, wk.astype(np.int64), parts_ids.tolist(),
                                ds.meta.get("classes"), names, opts)
@@ -381,7 +385,7 @@ def snapshot_features(sequence: np.ndarray, tag: np.ndarray, timestamp: np.ndarr
     return order[ok], np.hstack([coords, onehot])
 
 
-def _person_activity(ds: Dataset, opts: dict) -> WorkerData:
+def person_activity_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Person letter -> worker; snapshot (16) or raw (x, y, z, tag one-hot = 7) features."""
     need = {"participant", "sequence", "tag", "timestamp"}
     if not need <= set(ds.groups):
@@ -405,7 +409,7 @@ def _person_activity(ds: Dataset, opts: dict) -> WorkerData:
 
 # =========================================================================== SHL
 
-def _shl(ds: Dataset, opts: dict) -> WorkerData:
+def shl_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Frames x locations -> ``len(location_mix)`` workers (:func:`location_mix`, seed split_seed); 55 features."""
     parts = location_mix({k: np.asarray(v) for k, v in ds.groups.items()}, seed=opts["split_seed"],
                          mix=opts["location_mix"], locations=opts["locations"])
@@ -414,9 +418,6 @@ def _shl(ds: Dataset, opts: dict) -> WorkerData:
     names = ds.meta.get("feature_names") or [f"f{i}" for i in range(ds.X.shape[1])]
     return _sensor_worker_data("shl", np.asarray(ds.X, dtype=np.float64)[rows], ds.y[rows], worker,
                                [f"W{j + 1}" for j in range(len(parts))], ds.meta.get("classes"), names, opts)
-
-
-_BUILDERS = {"fmnist3": _fmnist3, "scma": _scma, "person_activity": _person_activity, "shl": _shl}
 
 
 # =========================================================================== Parquet cache
@@ -510,7 +511,8 @@ def with_backdoor(wd: WorkerData, *, seed: int = 0, target: int | None = None, s
     target = (1 if fmnist else 0) if target is None else int(target)
     if not 0 <= target < wd.n_classes:
         raise ValueError(f"{wd.name}: invalid target={target}; use a label in 0..{wd.n_classes - 1}")
-    rng = stream(seed, "attack", DATASETS[wd.name][1])
+    key = _worker_split(wd.name).stream_key
+    rng = stream(seed, "attack", key)
     if fmnist:
         pool = np.flatnonzero(wd.y_train == source)
         if pool.size == 0 or not 0 <= source < wd.n_classes or source == target:
@@ -534,7 +536,7 @@ def with_backdoor(wd: WorkerData, *, seed: int = 0, target: int | None = None, s
     if poison_fraction < 1:                # only a share is poisoned; the rest stays clean, true label
         n_bad = max(1, int(round(poison_fraction * take.size)))
         bad = np.zeros(take.size, dtype=bool)
-        bad[stream(seed, "attack", DATASETS[wd.name][1], 1).choice(take.size, n_bad, replace=False)] = True
+        bad[stream(seed, "attack", key, 1).choice(take.size, n_bad, replace=False)] = True
         X_mal[~bad] = wd.X_train[take[~bad]]
         y_mal[~bad] = wd.y_train[take[~bad]]
     info.update(poison_fraction=float(poison_fraction), n_poisoned=int((y_mal == target).sum() if poison_fraction < 1

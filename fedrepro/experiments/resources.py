@@ -106,12 +106,6 @@ def convex_cell_runtime_min(cell: dict) -> int:
     return int(min(24 * 60, math.ceil(10 + 3 * seconds / 60)))
 
 
-# Full per-worker datasets of aspire (spec §4, measured for SC-MA and Fashion-MNIST, the spec's sizes for
-# the others): (training samples, test samples, workers).
-WORKER_DATA_SIZES = {"fmnist3": (18000, 3000, 3), "scma": (59000, 14700, 15),
-                     "person_activity": (131900, 33000, 5), "shl": (23000, 5800, 6)}
-
-
 def worker_cell_cost(cell: dict) -> dict:
     """Runtime (minutes) and memory (MB) requests of a ``worker_neural`` (aspire) cell from its work:
     per round, the jobs (asynchronous: S workers' reports per master iteration; synchronous: every
@@ -119,11 +113,12 @@ def worker_cell_cost(cell: dict) -> dict:
     of every split per ``eval_every``, at :data:`NEURAL_GFLOPS`; memory: data, two (N, dim) stores and
     1 GiB for the interpreter, with 25% headroom."""
     from fedrepro.algorithms import make_algorithm
+    from fedrepro.data.registry import WORKER_SPLITS
     from fedrepro.nn import build_model
     from fedrepro.problems.worker_neural import worker_spec_defaults
 
     spec = worker_spec_defaults(cell["problem"])
-    n_train, n_test, N = WORKER_DATA_SIZES[spec["dataset"]]
+    n_train, n_test, N = WORKER_SPLITS[spec["dataset"]].full_sizes
     N += 1 if spec.get("backdoor") else 0
     if spec.get("train_per_worker"):
         n_train = min(n_train, N * int(spec["train_per_worker"]))

@@ -33,12 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from fedrepro.core.params import POSITIVE_INT, Anything, Options, validate_params
+from fedrepro.data.registry import NORMALIZATIONS
 from fedrepro.nn import HEADS, INIT_RULES, MODELS, Model, build_model, evaluate
 from fedrepro.nn.heads import get_head
 from fedrepro.problems.base import FederatedProblem, problem_spec
 
-# Input normalisation (x - mean) / std of the authors' code (spec 003 §4: MNIST statistics also for FMNIST).
-NORMALIZE = {"mnist": (0.1307, 0.3081), "fashion_mnist": (0.1307, 0.3081), "cifar10": (0.5, 0.5)}
 WEIGHTINGS = ("uniform", "data_size")
 
 
@@ -383,7 +382,7 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
     name of a processed npz: mnist, fashion_mnist, cifar10 ...), ``m`` (clients, 100),
     ``partition`` ({method: <rule of fedrepro.data.partition>, ...params}, default iid),
     ``head`` / ``init`` (override the model's), ``weights`` (uniform | data_size),
-    ``normalize`` ([mean, std]; default the authors' per dataset, :data:`NORMALIZE`),
+    ``normalize`` ([mean, std]; default the dataset's registered ``normalize``, else none),
     ``train_size`` / ``test_size`` (reduced scale: class-stratified random subsets, before
     partitioning), ``eval_batch`` (default 1000, 250 for CNNs). ``model``, ``train_size`` and
     ``test_size`` may be mappings dataset -> value (e.g. ``model: {mnist: mlp1, cifar10: mlp2}``)
@@ -416,7 +415,7 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
         dataset = Dataset.load_shared(path)
     name = str(spec.get("dataset", dataset.name))
     model = build_model(spec["model"], head=spec.get("head"), init=spec.get("init"))
-    mean, std = spec.get("normalize", NORMALIZE.get(name.split("-")[0], (0.0, 1.0)))
+    mean, std = spec.get("normalize", NORMALIZATIONS.get(name.split("-")[0], (0.0, 1.0)))
     if not std > 0:
         raise ValueError(f"neural: normalize std must be > 0, got {std}")
     # rows of each split as indices into the one array (no copy of the whole split)

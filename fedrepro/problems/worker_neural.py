@@ -21,18 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from fedrepro.core.rng import stream
-from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE_INT, Anything, Options
+from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE_INT, Anything, Options, RegisteredNames
+from fedrepro.data.registry import WORKER_SPLITS
 from fedrepro.nn.heads import get_head
 from fedrepro.problems.base import problem_spec
 from fedrepro.problems.neural import NeuralProblem
-
-#: per-worker datasets (fedrepro.data.worker_data) and the processed raw dataset each is built from
-WORKER_DATASETS = {"fmnist3": "fashion_mnist", "scma": "chest_accelerometer",
-                   "person_activity": "localization_person_activity", "shl": "shl"}
-#: model of each dataset at each size (spec §5)
-WORKER_MODELS = {"fmnist3": {"quick": "aspire_logistic", "paper": "aspire_logistic"},
-                 **{d: {"quick": f"aspire_quick_mlp_{d}", "paper": f"aspire_mlp_{d}"}
-                    for d in ("scma", "person_activity", "shl")}}
 
 
 class WorkerNeuralProblem(NeuralProblem):
@@ -132,7 +125,7 @@ class WorkerNeuralProblem(NeuralProblem):
 
 # ---------------------------------------------------------------------------------- builder
 SPEC_CONSTRAINTS = {
-    "dataset": [Options(*WORKER_DATASETS)], "model": [Options("quick", "paper"), Anything("a model name")],
+    "dataset": [RegisteredNames(WORKER_SPLITS)], "model": [Options("quick", "paper"), Anything("a model name")],
     "split_seed": [NONNEGATIVE_INT], "train_per_worker": [None, POSITIVE_INT], "test_per_worker": [None, POSITIVE_INT],
     "backdoor": [None, Anything("true or the backdoor options of fedrepro.data.worker_data.with_backdoor")],
     "eval_max_per_worker": [None, POSITIVE_INT], "eval_batch": [None, POSITIVE_INT],
@@ -141,17 +134,18 @@ SPEC_CONSTRAINTS = {
 
 
 def worker_spec_defaults(spec: dict) -> dict:
-    """The spec with defaults (model quick, split_seed 0) and the model name resolved."""
+    """The spec with defaults (model quick, split_seed 0) and the model name resolved (quick / paper:
+    the worker dataset's registered ``models``, spec §5)."""
     from fedrepro.core.params import validate_params
     from fedrepro.nn import MODELS
 
     validate_params("problem 'worker_neural'", {k: v for k, v in spec.items() if k != "name"}, SPEC_CONSTRAINTS,
                     noun="key")
     if "dataset" not in spec:
-        raise ValueError(f"problem 'worker_neural' needs a dataset: one of {', '.join(WORKER_DATASETS)}")
+        raise ValueError(f"problem 'worker_neural' needs a dataset: one of {', '.join(WORKER_SPLITS)}")
     out = {"model": "quick", "split_seed": 0, **spec}
     model = out["model"]
-    out["model"] = WORKER_MODELS[out["dataset"]].get(model, model)
+    out["model"] = WORKER_SPLITS[out["dataset"]].models.get(model, model)
     if out["model"] not in MODELS:
         raise ValueError(f"problem 'worker_neural': model {model!r} is neither quick, paper nor a model name "
                          f"({', '.join(sorted(MODELS))})")
