@@ -295,6 +295,14 @@ def scale_note(df: pd.DataFrame) -> str:
     return _scale_label(df) + variant_note(df)
 
 
+def populations_note(df: pd.DataFrame) -> str:
+    """Table III's and Figs. 3-4's note when the quick scale leaves out the m = 1000 columns and
+    population (they run at verify, FIDELITY GO-11)."""
+    if is_reduced(df) and "m" in df.columns and len(df) and int(df["m"].max()) < 1000:
+        return " The m = 1000 columns / population run at the verify scale (quick budget, FIDELITY GO-11)."
+    return ""
+
+
 def _scale_label(df: pd.DataFrame) -> str:
     if not is_reduced(df):
         return ""

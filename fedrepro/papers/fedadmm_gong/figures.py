@@ -16,7 +16,7 @@ from fedrepro.figures.base import FigureSpec, save_figure, write_table
 from fedrepro.papers.fedadmm_gong.analysis import (
     ALG1, BASELINES, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS,
     VARIANTS, best_prox, fig4_frame, fmt_rounds, for_variant, layout, mean_curve, rank_value, reduction, rtt,
-    runs_of, scale_note, sub_target, table6_frame, target, tidy, variant_label, variants_of)
+    populations_note, runs_of, scale_note, sub_target, table6_frame, target, tidy, variant_label, variants_of)
 
 STYLE = {"FedADMM": ("tab:red", "-"), "FedAvg": ("tab:blue", "-"), "FedProx": ("tab:green", "-"),
          "SCAFFOLD": ("tab:purple", "-"), "FedSGD": ("tab:gray", "-")}
@@ -234,7 +234,7 @@ def _write_table3(df, t, cols, display, variants, out):
                 "Table III — communication rounds to reach the target test accuracy (seed-mean curve; speedup vs "
                 f"FedSGD; FedProx: best ρ in [..], tuned lr in [..] when swept; T+ = not reached in T rounds). "
                 f"Targets: {_targets_text(df)}."
-                + scale_note(df) + " Paper (CNNs, 100 rounds, 5 seeds) below.")
+                + scale_note(df) + populations_note(df) + " Paper (CNNs, 100 rounds, 5 seeds) below.")
     t.to_csv(Path(out).with_name(Path(out).name + "_runs.csv"), index=False)
 
 
@@ -252,7 +252,7 @@ def fig3(frames, summaries, out):
             sub = df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == parts[ds])]
             _algorithm_panel(axes[i, j], sub, f"{DATASETS[ds]} {PARTITIONS[parts[ds]]}, m = {m}")
     _finish(fig, axes, "Fig. 3 — test accuracy vs rounds for growing client populations (C = 0.1, E = 10, B = 50)"
-            + scale_note(df), out, len(dss))
+            + scale_note(df) + populations_note(df), out, len(dss))
 
 
 def fig4(frames, summaries, out):
@@ -313,7 +313,8 @@ def fig4(frames, summaries, out):
             _empty(ax2, "no reduction to show: FedADMM or the best baseline\ndid not reach the target at any m")
         ax2.set_title(f"{DATASETS[ds]} {PARTITIONS[part]}: FedADMM's reduction (no point: a method did not reach "
                       "the target)", fontsize=8)
-    _finish(fig, axes, "Fig. 4 — rounds to target vs client population and FedADMM's reduction" + scale_note(df),
+    _finish(fig, axes, "Fig. 4 — rounds to target vs client population and FedADMM's reduction" + scale_note(df)
+            + populations_note(df),
             out, len(parts))
     t.to_csv(Path(out).with_suffix(".csv"), index=False)
 
