@@ -39,7 +39,8 @@ from numbers import Real
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Interval, Options
 from fedrepro.nn.optim import SGD
 from fedrepro.problems.protocols import EPOCHS, MINIBATCH
@@ -60,7 +61,7 @@ class LocalEpochsState(LocalSGDState):
 
 
 @dataclass
-class LocalSGD(Algorithm):
+class LocalSGD(SyncAlgorithm):
     """The one client-side SGD loop (module docstring); subclasses say which minibatches a client
     visits (:meth:`client_batches`: epochs, or a fixed number of random minibatches) and set the
     server side. lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every
@@ -72,9 +73,6 @@ class LocalSGD(Algorithm):
     client_vectors = 0                     # per-client (m, dim) stores kept (memory estimate)
     state_class = LocalSGDState
     constraints = {"lr": [POSITIVE], "momentum": [Interval(Real, 0, 1, closed="left")]}
-
-    def init(self, problem, ctx):
-        return self.state_class(w=problem.init_params(ctx.rng("init")))
 
     # ---- hooks -----------------------------------------------------------------------
     def client_batches(self, state, problem, ctx, j: int, client: int, r: int):

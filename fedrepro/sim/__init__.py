@@ -1,7 +1,8 @@
 """Drivers that run an algorithm on a problem, and what they apply around it.
 
 :mod:`.loop` is the synchronous driver (rounds of sample -> client_update -> mechanism -> attack
--> receive, with evaluation and stopping); :mod:`.async_loop` is the asynchronous, event-driven
+-> receive, with evaluation and stopping; the algorithm is a
+:class:`fedrepro.algorithms.sync_base.SyncAlgorithm`); :mod:`.async_loop` is the asynchronous, event-driven
 driver next to it (a virtual clock, the delay models of :mod:`.delays`, S active workers, bounded
 staleness, master processing time; the update rule is a
 :class:`fedrepro.algorithms.async_base.AsyncAlgorithm`), with the same contracts: a

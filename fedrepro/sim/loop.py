@@ -1,6 +1,6 @@
 """The one simulation loop every synchronous algorithm runs on.
 
-See :mod:`fedrepro.algorithms.base` for the round structure. The loop owns
+See :mod:`fedrepro.algorithms.sync_base` for the round structure. The loop owns
 client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
 sees the same draws for the same seed: common random numbers; or replayed
 selections, :mod:`fedrepro.sim.replay`), evaluation, stopping, timing, privacy
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 
-from fedrepro.algorithms.base import Algorithm, client_vectors
+from fedrepro.algorithms.base import client_vectors
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
 from fedrepro.core.store import resolve_store
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
@@ -21,7 +22,7 @@ from fedrepro.sim.result import RunResult, record_evaluation
 from fedrepro.sim.stopping import check_stop_needs
 
 
-def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_DEFAULTS["k0"],
+def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = RUN_DEFAULTS["k0"],
              rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
              eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
@@ -80,6 +81,10 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     if time_budget is not None and (delays is None or not time_budget > 0):
         raise ValueError(f"simulate: time_budget={time_budget!r} needs a delay model (delays=...) and a positive "
                          "number of virtual seconds")
+    if not isinstance(algorithm, SyncAlgorithm):
+        raise TypeError(f"simulate runs synchronous algorithms (SyncAlgorithm); "
+                        f"{getattr(algorithm, 'name', algorithm)!r} is an asynchronous update rule: use "
+                        "fedrepro.sim.async_loop.simulate_async")
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     check_stop_needs(stop, metrics)
