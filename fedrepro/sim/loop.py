@@ -19,7 +19,7 @@ from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult, record_evaluation
-from fedrepro.sim.stopping import check_stop_needs
+from fedrepro.sim.stopping import check_stop_needs, stop_check
 
 
 def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = RUN_DEFAULTS["k0"],
@@ -112,27 +112,20 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
     state = algorithm.init(problem, ctx)
     timing, virtual_time = (delays.bind(problem.m, ctx) if delays is not None else None), 0.0
     trace: list[dict] = []
-    status, reason, r = "max_rounds", "max_rounds", 0
+
+    def evaluate():
+        tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
+                "local_time": local_time, "local_cpu_time": local_cpu_time,
+                **({"virtual_time": virtual_time} if timing is not None else {})}
+        return record_evaluation(problem, algorithm, state, ctx, state.w, metrics,
+                                 {"round": r, "iteration": r * ctx.k0}, tail, trace, progress, stop, diverge_factor)
+
     for r in range(max_rounds + 1):
-        w = algorithm.aggregate(state, problem, ctx, r)
-        state.w = w
-        out_of_time = time_budget is not None and virtual_time >= time_budget
-        if r % eval_every == 0 or r == max_rounds or out_of_time:
-            tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
-                    "local_time": local_time, "local_cpu_time": local_cpu_time,
-                    **({"virtual_time": virtual_time} if timing is not None else {})}
-            ended = record_evaluation(problem, algorithm, state, ctx, w, metrics, {"round": r, "iteration": r * ctx.k0},
-                                      tail, trace, progress, stop, diverge_factor)
-            if ended:
-                status, reason = ended
-                break
-        if r == max_rounds:
-            break
-        if out_of_time:
-            status = reason = "time_budget"
-            break
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status = reason = "time_limit"
+        state.w = algorithm.aggregate(state, problem, ctx, r)
+        ended = stop_check(r, evaluate, max_rounds=max_rounds, eval_every=eval_every, clock=virtual_time,
+                           time_budget=time_budget, time_limit=time_limit, started=t_start)
+        if ended:
+            status, reason = ended
             break
         clients = ctx.clients(r)
         t0, c0 = time.perf_counter(), time.process_time()
