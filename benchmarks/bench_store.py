@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.sampling import participants
 from fedrepro.core.store import ClientStore, resolve_store, run_memory_bytes
 from fedrepro.problems.base import FederatedProblem
@@ -65,7 +66,7 @@ class TwoVectorState(State):
 
 
 @dataclass
-class TwoVectors(Algorithm):
+class TwoVectors(SyncAlgorithm):
     """Keeps w_i and y_i per client (FedADMM Option I's state) and touches the selected rows."""
 
     name = "two_vectors"

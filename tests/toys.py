@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.params import POSITIVE, Anything
 from fedrepro.core.store import ClientStore
 from fedrepro.problems.base import FederatedProblem
@@ -66,7 +67,7 @@ class LocalGDState(State):
 
 
 @dataclass
-class LocalGD(Algorithm):
+class LocalGD(SyncAlgorithm):
     """Local gradient descent with averaging of the sampled clients' models."""
 
     name = "local_gd"

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import importlib
 
+from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import Algorithm, RunContext, State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 
 # registry name -> "module:Class"
 _REGISTRY = {
@@ -80,4 +82,5 @@ def make_algorithm(name: str, **params) -> Algorithm:
     return cls(**params)
 
 
-__all__ = ["Algorithm", "RunContext", "State", "algorithm_names", "algorithm_class", "make_algorithm"]
+__all__ = ["Algorithm", "AsyncAlgorithm", "RunContext", "State", "SyncAlgorithm", "algorithm_names", "algorithm_class",
+           "make_algorithm"]

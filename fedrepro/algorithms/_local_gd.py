@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.params import POSITIVE, Options
 from fedrepro.core.store import ClientStore
 from fedrepro.problems.protocols import LIPSCHITZ
@@ -30,7 +31,7 @@ class LocalGDState(State):
 
 
 @dataclass
-class LocalGD(Algorithm):
+class LocalGD(SyncAlgorithm):
     """Base class; fields shared by all baselines.
 
     step_c : eta = step_c / r_max (tuned per setting by a grid; spec 3.6).

@@ -25,7 +25,8 @@ import numpy as np
 
 from fedrepro.algorithms._mixture import (PRIOR, check_prior, mixture_metrics, reported_losses, require_all_workers,
                                           resolve_prior)
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.fedavg_sgd import weighted_sum
 from fedrepro.algorithms.local_epochs import random_batch
 from fedrepro.algorithms.ops.simplex import project_simplex
@@ -45,7 +46,7 @@ class AFLState(State):
 
 
 @dataclass
-class AFL(Algorithm):
+class AFL(SyncAlgorithm):
     """Parameters
     ----------
     lr : model step (lr_base). B : gradient minibatch (64). B_loss : loss minibatch (256).

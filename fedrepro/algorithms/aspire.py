@@ -37,6 +37,7 @@ master's delay estimates, Eq. 35, rule ``text`` or ``printed``, AMBIG-4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import count, repeat
 from numbers import Real
 
 import numpy as np
@@ -44,10 +45,11 @@ import numpy as np
 from fedrepro.algorithms._mixture import report
 from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import State
-from fedrepro.algorithms.local_epochs import random_batch
+from fedrepro.algorithms.local_epochs import local_sgd, random_batch
 from fedrepro.algorithms.ops.priors import PRIOR_CONSTRAINT, resolve_prior
 from fedrepro.algorithms.ops.uncertainty_sets import UNCERTAINTY_SETS, make_uncertainty_set
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Options
+from fedrepro.nn.optim import SGD
 from fedrepro.problems.protocols import MINIBATCH_LOSS, NETWORK
 
 
@@ -211,7 +213,7 @@ class Aspire(AsyncAlgorithm):
 
     def worker_compute(self, state, problem, ctx, workers, t: int) -> list:
         alpha_w, kappa1, _ = self._constants(problem.m)
-        step = alpha_w if t < state.T1 else self.lr_after_T1 * alpha_w
+        sgd = SGD(alpha_w if t < state.T1 else self.lr_after_T1 * alpha_w, fused=False)     # a_w(t~)
         z = state.w
         reports = []
         grad = np.empty_like(z)
@@ -220,14 +222,18 @@ class Aspire(AsyncAlgorithm):
             j = int(j)
             w = state.W[j].copy()
             pi_j, phi_j = float(state.pi[j]), state.phi[j]
+
+            def lagrangian_gradient(w, g):
+                # (11): grad_w Ltilde = pi_j grad f_j - phi_j - kappa_1 (z - w_j), in the order of its terms
+                g *= pi_j
+                g -= phi_j
+                g -= kappa1 * (z - w)
+
             rng = ctx.rng("minibatch", t, j)          # the job's minibatches, then its loss batch
-            for s in range(self.local_steps):
-                idx = random_batch(problem, rng, j, self.B)
-                problem.batch_loss_grad(w, idx, rng=ctx.rng("dropout", t, j, s) if dropout else None, out=grad)
-                # (11): grad_w Ltilde = pi_j grad f_j - phi_j - kappa_1 (z - w_j)
-                d = pi_j * grad - phi_j - kappa1 * (z - w)
-                w -= step * d
-                np.clip(w, -self.alpha1, self.alpha1, out=w)
+            local_sgd(problem, w, (random_batch(problem, rng, j, self.B) for _ in range(self.local_steps)), sgd, grad,
+                      dropout=(ctx.rng("dropout", t, j, s) for s in count()) if dropout else repeat(None),
+                      local_gradient=lagrangian_gradient,
+                      after_step=lambda w, steps: np.clip(w, -self.alpha1, self.alpha1, out=w))
             reports.append((w, report(problem, j, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss)))))
         return reports
 

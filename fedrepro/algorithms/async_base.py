@@ -25,14 +25,15 @@ of the aspire paper. ``info`` holds arrays aligned with Q: ``sent`` (iteration t
 at), ``staleness`` (t - sent), ``dispatched`` and ``arrival`` (virtual times), ``rtt``
 (arrival - dispatched), and ``clock`` (virtual time the update starts).
 
-Parameters, declared constraints, declared state and ``requires`` work as for the synchronous
-:class:`~fedrepro.algorithms.base.Algorithm`; ``S`` is the number of active workers (NAW).
+Parameters, declared constraints, declared state, ``requires``, ``init`` and ``RECORDS`` are those of
+every algorithm (:class:`~fedrepro.algorithms.base.Algorithm`, shared with the synchronous
+:class:`~fedrepro.algorithms.sync_base.SyncAlgorithm`); ``S`` is the number of active workers (NAW).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import Algorithm
 from fedrepro.core.params import POSITIVE_INT
 
 
@@ -44,9 +45,6 @@ class AsyncAlgorithm(Algorithm):
     asynchronous = True
     S: int = 1
     constraints = {"S": [POSITIVE_INT]}
-
-    def init(self, problem, ctx) -> State:
-        raise NotImplementedError
 
     def worker_compute(self, state, problem, ctx, workers, t: int) -> list:
         """Jobs sent to ``workers`` after master iteration t (t = 0: the initial broadcast); one report each."""
@@ -64,11 +62,3 @@ class AsyncAlgorithm(Algorithm):
         """(work units, cutting-plane solve?) of the iteration just done, priced by the delay model's
         master time mu0 + mu1 * units (+ t_cp); default (0, False)."""
         return 0, False
-
-    # the synchronous hooks do not apply
-    def aggregate(self, *args, **kwargs):
-        raise TypeError(f"{self.name!r} is an asynchronous update rule; run it with "
-                        "fedrepro.sim.async_loop.simulate_async, not the synchronous loop")
-
-    def client_update(self, *args, **kwargs):
-        self.aggregate()

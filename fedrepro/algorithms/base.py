@@ -1,37 +1,22 @@
-"""The one interface every federated algorithm implements (cf. Flower strategies).
+"""What every federated algorithm is, synchronous or asynchronous (cf. Flower strategies).
 
-The simulation loop (:func:`fedrepro.sim.loop.simulate`) owns time, rounds,
-client sampling, evaluation, stopping, privacy mechanisms and attacks; an
-algorithm only says how the server aggregates and how clients update. Every hook
-receives the run context ``ctx`` (:class:`fedrepro.core.context.RunContext`: k0, rho,
-seeded streams, the round's clients, the client-state store) as an argument:
+An algorithm is a dataclass whose fields are its parameters. Two kinds share this base and nothing
+else: a :class:`~fedrepro.algorithms.sync_base.SyncAlgorithm` runs in rounds on
+:func:`fedrepro.sim.loop.simulate` (hooks ``aggregate``, ``client_update``, ``receive``); an
+:class:`~fedrepro.algorithms.async_base.AsyncAlgorithm` is an update rule of the event-driven
+:func:`fedrepro.sim.async_loop.simulate_async` (hooks ``worker_compute``, ``master_update``). Both
+receive the run context ``ctx`` (:class:`fedrepro.core.context.RunContext`: k0, seeded streams, the
+client-state store ...) in every hook, and share what :class:`Algorithm` declares:
 
-    state = algo.init(problem, ctx)
-    round r = 0, 1, ...:
-        w = algo.aggregate(state, problem, ctx, r)          # server: global model from stored uploads
-        <evaluate w, record, stop test>                     # loop
-        S = ctx.clients(r)                                  # loop (same draws for every algorithm)
-        U = algo.client_update(state, problem, ctx, S, r)   # local work of S, (len(S), upload_dim)
-        U = mechanism(U) ; U = attack(U)                    # loop: privacy noise, Byzantine corruption
-        algo.receive(state, problem, ctx, S, U, r)          # server stores the uploads
-
-``client_update`` is the algorithm's: the default is
-
-        algo.begin_round(state, problem, ctx, S, r)         # broadcast w to S (cache per-round quantities)
-        for t in range(ctx.k0):
-            algo.local_step(state, problem, ctx, S, r, t)   # one local iteration of every client in S
-        return algo.upload(state, problem, ctx, S, r)
-
-and an algorithm with heterogeneous local work (E_i epochs per client) overrides it.
-
-Clients not in S keep their state (and their stale uploads on the server). Per-client
-quantities live in stores made by ``ctx.client_store(m, dim)`` (:mod:`fedrepro.core.store`),
-client i in row i; all per-client work is vectorized over the rows of S.
+    algo.prepare(problem, ctx)              # once, before the run's clock starts
+    state = algo.init(problem, ctx)         # state.w: the model the loop evaluates
+    algo.round_metrics(state, problem, ctx) # extra trace columns at each evaluation, named in RECORDS
 
 State: an algorithm declares the fields it keeps in a dataclass derived from :class:`State`
 (``state_class``); states have ``__slots__``, so an undeclared field is an AttributeError at
 the line that sets it. Parameters: the algorithm's dataclass fields, each with its constraint
 declared once in ``constraints`` (:mod:`fedrepro.core.params`), checked on construction.
+Per-client quantities live in stores made by ``ctx.client_store(m, dim)`` (:mod:`fedrepro.core.store`).
 """
 from __future__ import annotations
 
@@ -70,8 +55,8 @@ class State:
 
 @dataclass
 class Algorithm:
-    """Base class: subclass as a dataclass whose fields are the algorithm's parameters (with
-    paper defaults) and set ``name``.
+    """Base class of both kinds (module docstring): subclass one of them as a dataclass whose fields
+    are the algorithm's parameters (with paper defaults) and set ``name``.
 
     ``constraints`` maps each parameter to its allowed values (a list of
     :mod:`fedrepro.core.params` constraints; merged along the class hierarchy); they are checked
@@ -81,10 +66,12 @@ class Algorithm:
     ``requires`` lists the problem capabilities (:mod:`fedrepro.problems.protocols`) the
     algorithm reads beyond :class:`FederatedProblem`; the run rejects a problem without them
     before it starts. Needs that depend on a parameter go in :meth:`requirements`.
+
+    ``asynchronous`` says which loop runs it; each kind sets it.
     """
 
     name = "base"
-    asynchronous = False        # True: an update rule of the event-driven loop (algorithms.async_base)
+    asynchronous: ClassVar[bool]
     requires = ()
     # per-client (m, dim) stores the algorithm keeps (memory estimate and store "auto");
     # None: not declared (estimates assume UNDECLARED_CLIENT_VECTORS)
@@ -117,45 +104,16 @@ class Algorithm:
         """The algorithm's parameters as a flat dict (recorded in results)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
 
-    # ---- interface -------------------------------------------------------------
+    # ---- the hooks both kinds share -----------------------------------------------------
     def prepare(self, problem: FederatedProblem, ctx: RunContext) -> None:
         """Once per run, before its clock starts: work a run must not time, e.g. loading compiled
         kernels (default: nothing)."""
 
     def init(self, problem: FederatedProblem, ctx: RunContext) -> State:
-        raise NotImplementedError
-
-    def aggregate(self, state: State, problem: FederatedProblem, ctx: RunContext, r: int) -> np.ndarray:
-        """Server step at the start of round r; returns the new global model."""
-        raise NotImplementedError
-
-    def client_update(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
-                      r: int) -> np.ndarray:
-        """All local work of ``clients`` in round r; returns their uploads (len(clients), upload_dim).
-        Default: :meth:`begin_round`, ``ctx.k0`` x :meth:`local_step`, :meth:`upload`."""
-        self.begin_round(state, problem, ctx, clients, r)
-        for t in range(ctx.k0):
-            self.local_step(state, problem, ctx, clients, r, t)
-        return self.upload(state, problem, ctx, clients, r)
-
-    def begin_round(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
-                    r: int) -> None:
-        """Broadcast to ``clients``; default nothing."""
-
-    def local_step(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray, r: int,
-                   t: int) -> None:
-        """Local iteration t (0..k0-1) of every client in ``clients``."""
-        raise NotImplementedError
-
-    def upload(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
-               r: int) -> np.ndarray:
-        """Vectors the clients send, shape (len(clients), upload_dim)."""
-        raise NotImplementedError
-
-    def receive(self, state: State, problem: FederatedProblem, ctx: RunContext, clients: np.ndarray,
-                uploads: np.ndarray, r: int) -> None:
-        """Server stores the (possibly perturbed) uploads."""
-        raise NotImplementedError
+        """The run's initial state; default ``state_class`` at the problem's initial model,
+        ``problem.init_params(ctx.rng("init"))`` (problems with a model initialiser: the capabilities
+        EPOCHS, MINIBATCH, MINIBATCH_LOSS of :mod:`fedrepro.problems.protocols`)."""
+        return self.state_class(w=problem.init_params(ctx.rng("init")))
 
     # the keys round_metrics returns (``<j>``: a worker index), known before any run: a plot of a
     # custom experiment may name them (checked when the config is parsed)
@@ -164,9 +122,3 @@ class Algorithm:
     def round_metrics(self, state: State, problem: FederatedProblem, ctx: RunContext) -> dict:
         """Extra per-round metrics (e.g. the FRPG loss with worker models), named in ``RECORDS``."""
         return {}
-
-    def round_phases(self, state: State, ctx: RunContext, clients: np.ndarray, r: int) -> list:
-        """The communication phases of round r as (workers, local steps) pairs, priced on the virtual
-        clock when the loop is given a delay model (:mod:`fedrepro.sim.delays`); default one phase of
-        the round's clients doing ``ctx.k0`` steps (DRFA-Prox: a model phase and a loss phase)."""
-        return [(clients, ctx.k0)]

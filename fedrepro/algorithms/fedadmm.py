@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.ops import admm_step
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Interval, Options, Real
 from fedrepro.core.store import ClientStore
@@ -36,7 +37,7 @@ class FedADMMState(State):
 
 
 @dataclass
-class FedADMM(Algorithm):
+class FedADMM(SyncAlgorithm):
     """Parameters
     ----------
     r0 : sigma_i = r0 * alpha_i * r_i (paper 0.2).

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.ops.elastic_net import ens, soft_threshold
 from fedrepro.core.noise import stdlap, unit_laplace
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, Options
@@ -44,7 +45,7 @@ class EPMState(State):
 
 
 @dataclass
-class EPMHarness(Algorithm):
+class EPMHarness(SyncAlgorithm):
     """Shared state, evaluation block and upload bookkeeping of FedEPM, SFedAvg, SFedProx.
 
     Parameters

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.ops.huber_prox import huber, penalty_grad, project_ball, worker_prox_step
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Options
 from fedrepro.core.store import ClientStore
@@ -45,7 +46,7 @@ class FRPGState(State):
 
 
 @dataclass
-class FRPG(Algorithm):
+class FRPG(SyncAlgorithm):
     """Parameters
     ----------
     lam : penalty weight lambda (1.6).

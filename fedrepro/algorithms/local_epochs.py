@@ -12,7 +12,9 @@ DRFA-Prox, Ind_j). In round r client i of the selected set S:
         after_step(w)                                     (hook: box projection, snapshots)
     upload <- client_upload(w)                            (default w)
 
-:class:`LocalSGD` is that loop. The minibatches are the subclass's:
+:func:`local_sgd` is that loop for one client (ASPIRE's workers run it too, with their own step,
+gradient and streams); :class:`LocalSGD` runs it for every client of the round. The minibatches are
+the subclass's:
 
 * :class:`LocalEpochs`: E_i = E, or E_i ~ U{1..E} (random_epochs; one draw per client from the
   stream ("epochs", r)), passes over the local data shuffled from ("minibatch", r, i), the
@@ -33,13 +35,15 @@ Subclasses set ``aggregate`` / ``receive`` (the server) and may override the hoo
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
+from functools import partial
+from itertools import repeat
 from numbers import Real
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Interval, Options
 from fedrepro.nn.optim import SGD
 from fedrepro.problems.protocols import EPOCHS, MINIBATCH
@@ -59,11 +63,31 @@ class LocalEpochsState(LocalSGDState):
     epochs: np.ndarray | None = None      # E_i of the last round's clients
 
 
+def local_sgd(problem, w: np.ndarray, batches, optimizer, grad: np.ndarray, dropout, local_gradient=None,
+              after_step=None) -> tuple[int, int]:
+    """The client-side loop (module docstring) on the model ``w``, updated in place: for each index
+    array of ``batches``, the minibatch gradient into ``grad`` with the next generator of ``dropout``
+    (an iterable, one per step), ``local_gradient(w, grad)`` (the local objective's gradient from the
+    minibatch one, in place), ``optimizer.step(w, grad)`` and ``after_step(w, step)`` (step 1-based).
+    Returns (steps, per-sample gradients). Shared by :class:`LocalSGD` and ASPIRE's workers."""
+    steps = samples = 0
+    for idx, rng in zip(batches, dropout):
+        problem.batch_loss_grad(w, idx, rng=rng, out=grad)
+        if local_gradient is not None:
+            local_gradient(w, grad)
+        optimizer.step(w, grad)
+        steps += 1
+        samples += len(idx)
+        if after_step is not None:
+            after_step(w, steps)
+    return steps, samples
+
+
 @dataclass
-class LocalSGD(Algorithm):
-    """The one client-side SGD loop (module docstring); subclasses say which minibatches a client
-    visits (:meth:`client_batches`: epochs, or a fixed number of random minibatches) and set the
-    server side. lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every
+class LocalSGD(SyncAlgorithm):
+    """The client side of a round: :func:`local_sgd` for every client of it; subclasses say which
+    minibatches a client visits (:meth:`client_batches`: epochs, or a fixed number of random
+    minibatches) and set the server side. lr : local SGD step size. momentum : SGD momentum (PyTorch semantics; reset every
     round)."""
 
     lr: float = 0.1
@@ -72,9 +96,6 @@ class LocalSGD(Algorithm):
     client_vectors = 0                     # per-client (m, dim) stores kept (memory estimate)
     state_class = LocalSGDState
     constraints = {"lr": [POSITIVE], "momentum": [Interval(Real, 0, 1, closed="left")]}
-
-    def init(self, problem, ctx):
-        return self.state_class(w=problem.init_params(ctx.rng("init")))
 
     # ---- hooks -----------------------------------------------------------------------
     def client_batches(self, state, problem, ctx, j: int, client: int, r: int):
@@ -105,22 +126,18 @@ class LocalSGD(Algorithm):
         uploads = None
         g = None
         for j, c in enumerate(clients):
-            w = self.start_point(state, problem, ctx, j, int(c), r)
+            c = int(c)
+            w = self.start_point(state, problem, ctx, j, c, r)
             if g is None or g.dtype != w.dtype:
                 g = np.empty_like(w)
-            opt = SGD(self.lr, self.momentum)
-            dropout = ctx.rng("dropout", r, int(c))
-            steps = 0
-            for idx in self.client_batches(state, problem, ctx, j, int(c), r):
-                problem.batch_loss_grad(w, idx, rng=dropout, out=g)
-                self.local_gradient(state, problem, ctx, j, int(c), w, g)
-                opt.step(w, g)
-                steps += 1
-                state.local_samples += len(idx)
-                self.after_step(state, problem, ctx, j, int(c), w, steps)
+            steps, samples = local_sgd(problem, w, self.client_batches(state, problem, ctx, j, c, r),
+                                       SGD(self.lr, self.momentum), g, dropout=repeat(ctx.rng("dropout", r, c)),
+                                       local_gradient=partial(self.local_gradient, state, problem, ctx, j, c),
+                                       after_step=partial(self.after_step, state, problem, ctx, j, c))
             state.steps[j] = steps
             state.local_steps += steps
-            up = self.client_upload(state, problem, ctx, j, int(c), w, steps)
+            state.local_samples += samples
+            up = self.client_upload(state, problem, ctx, j, c, w, steps)
             if uploads is None:
                 uploads = np.empty((len(clients), up.size), dtype=up.dtype)
             uploads[j] = up

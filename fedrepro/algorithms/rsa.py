@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.ops.huber_prox import huber
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Options
 from fedrepro.core.store import ClientStore
@@ -33,7 +34,7 @@ class RSAState(State):
 
 
 @dataclass
-class RSA(Algorithm):
+class RSA(SyncAlgorithm):
     a: float = 3.0
     lam: float = 1.6
     rsa_order: str = "jacobi"

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.algorithms.base import Algorithm, State
+from fedrepro.algorithms.base import State
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.algorithms.ops import aggregators
 from fedrepro.core.params import POSITIVE, POSITIVE_INT
 from fedrepro.core.store import ClientStore
@@ -31,7 +32,7 @@ class RobustSGDState(State):
 
 
 @dataclass
-class RobustAggregationSGD(Algorithm):
+class RobustAggregationSGD(SyncAlgorithm):
     """Shared base. Parameters: ``a`` (step scale, 3), ``batch`` (None: the problem's)."""
 
     a: float = 3.0

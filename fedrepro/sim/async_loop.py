@@ -36,7 +36,7 @@ from fedrepro.core.params import POSITIVE, POSITIVE_INT, validate_params
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.result import RunResult, record_evaluation
-from fedrepro.sim.stopping import check_stop_needs
+from fedrepro.sim.stopping import check_stop_needs, stop_check
 
 ASYNC_CONSTRAINTS = {"tau": [None, POSITIVE_INT], "time_budget": [None, POSITIVE]}
 
@@ -108,26 +108,21 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
     clock = master_free = 0.0
     uploads = max_stale = 0
     trace: list[dict] = []
-    status, reason, t = "max_rounds", "max_rounds", 0
+
+    def evaluate():
+        record = {"round": t, "iteration": uploads * ctx.k0, "virtual_time": clock, "uploads": uploads,
+                  "max_staleness": max_stale}
+        tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
+                "local_time": local[0], "local_cpu_time": local[1]}
+        return record_evaluation(problem, algorithm, state, ctx, state.w, metrics, record, tail, trace,
+                                 progress, stop, diverge_factor)
+
+    t = 0
     while True:
-        out_of_time = time_budget is not None and clock >= time_budget
-        if t % eval_every == 0 or t == max_iterations or out_of_time:
-            record = {"round": t, "iteration": uploads * ctx.k0, "virtual_time": clock, "uploads": uploads,
-                      "max_staleness": max_stale}
-            tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
-                    "local_time": local[0], "local_cpu_time": local[1]}
-            ended = record_evaluation(problem, algorithm, state, ctx, state.w, metrics, record, tail, trace,
-                                      progress, stop, diverge_factor)
-            if ended:
-                status, reason = ended
-                break
-        if t == max_iterations:
-            break
-        if out_of_time:
-            status = reason = "time_budget"
-            break
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status = reason = "time_limit"
+        ended = stop_check(t, evaluate, max_rounds=max_iterations, eval_every=eval_every, clock=clock,
+                           time_budget=time_budget, time_limit=time_limit, started=t_start)
+        if ended:
+            status, reason = ended
             break
         # the jobs sent when iteration t ended (computed here, after the stop tests, so that no job is
         # computed after the last iteration; nothing in between changes the state)

@@ -1,6 +1,6 @@
 """The one simulation loop every synchronous algorithm runs on.
 
-See :mod:`fedrepro.algorithms.base` for the round structure. The loop owns
+See :mod:`fedrepro.algorithms.sync_base` for the round structure. The loop owns
 client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
 sees the same draws for the same seed: common random numbers; or replayed
 selections, :mod:`fedrepro.sim.replay`), evaluation, stopping, timing, privacy
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 
-from fedrepro.algorithms.base import Algorithm, client_vectors
+from fedrepro.algorithms.base import client_vectors
+from fedrepro.algorithms.sync_base import SyncAlgorithm
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
 from fedrepro.core.store import resolve_store
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
@@ -18,10 +19,10 @@ from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult, record_evaluation
-from fedrepro.sim.stopping import check_stop_needs
+from fedrepro.sim.stopping import check_stop_needs, stop_check
 
 
-def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_DEFAULTS["k0"],
+def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = RUN_DEFAULTS["k0"],
              rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
              eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
@@ -80,6 +81,10 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     if time_budget is not None and (delays is None or not time_budget > 0):
         raise ValueError(f"simulate: time_budget={time_budget!r} needs a delay model (delays=...) and a positive "
                          "number of virtual seconds")
+    if not isinstance(algorithm, SyncAlgorithm):
+        raise TypeError(f"simulate runs synchronous algorithms (SyncAlgorithm); "
+                        f"{getattr(algorithm, 'name', algorithm)!r} is an asynchronous update rule: use "
+                        "fedrepro.sim.async_loop.simulate_async")
     check_pairing(algorithm, problem)
     metrics = problem.check_metrics(metrics)
     check_stop_needs(stop, metrics)
@@ -107,27 +112,20 @@ def simulate(problem: FederatedProblem, algorithm: Algorithm, *, k0: int = RUN_D
     state = algorithm.init(problem, ctx)
     timing, virtual_time = (delays.bind(problem.m, ctx) if delays is not None else None), 0.0
     trace: list[dict] = []
-    status, reason, r = "max_rounds", "max_rounds", 0
+
+    def evaluate():
+        tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
+                "local_time": local_time, "local_cpu_time": local_cpu_time,
+                **({"virtual_time": virtual_time} if timing is not None else {})}
+        return record_evaluation(problem, algorithm, state, ctx, state.w, metrics,
+                                 {"round": r, "iteration": r * ctx.k0}, tail, trace, progress, stop, diverge_factor)
+
     for r in range(max_rounds + 1):
-        w = algorithm.aggregate(state, problem, ctx, r)
-        state.w = w
-        out_of_time = time_budget is not None and virtual_time >= time_budget
-        if r % eval_every == 0 or r == max_rounds or out_of_time:
-            tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
-                    "local_time": local_time, "local_cpu_time": local_cpu_time,
-                    **({"virtual_time": virtual_time} if timing is not None else {})}
-            ended = record_evaluation(problem, algorithm, state, ctx, w, metrics, {"round": r, "iteration": r * ctx.k0},
-                                      tail, trace, progress, stop, diverge_factor)
-            if ended:
-                status, reason = ended
-                break
-        if r == max_rounds:
-            break
-        if out_of_time:
-            status = reason = "time_budget"
-            break
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status = reason = "time_limit"
+        state.w = algorithm.aggregate(state, problem, ctx, r)
+        ended = stop_check(r, evaluate, max_rounds=max_rounds, eval_every=eval_every, clock=virtual_time,
+                           time_budget=time_budget, time_limit=time_limit, started=t_start)
+        if ended:
+            status, reason = ended
             break
         clients = ctx.clients(r)
         t0, c0 = time.perf_counter(), time.process_time()

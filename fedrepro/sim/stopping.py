@@ -4,10 +4,12 @@ A rule is an object with ``check(trace, ctx) -> str | None`` where ``trace`` is
 the list of per-round records so far (dicts with ``round``, ``objective``,
 ``grad_norm2`` ...). Returning a string stops the run with that reason. ``needs`` names
 the evaluated metrics it reads: a run that does not evaluate them is rejected before it starts.
-The round cap (``max_rounds``) is handled by the loop itself.
+Both loops make every other stop test (round cap, virtual time budget, wall-time limit) through
+:func:`stop_check`.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,27 @@ def check_stop_needs(stop, metrics) -> None:
     if missing:
         raise ValueError(f"stop rule {getattr(stop, 'name', type(stop).__name__)!r} reads {missing}, which this "
                          f"run does not evaluate (metrics={list(metrics)}); add them to metrics")
+
+
+def stop_check(r: int, evaluate, *, max_rounds: int, eval_every: int, clock: float, time_budget: float | None,
+               time_limit: float | None, started: float) -> tuple[str, str] | None:
+    """The stop tests of both loops at the start of round (master iteration) r, before its work:
+    ``evaluate()`` (record the round; it returns ``(status, reason)`` when the evaluation ends the run)
+    every ``eval_every`` rounds, at ``max_rounds`` and when the virtual ``clock`` has reached
+    ``time_budget``; then the round cap, the budget and the wall-time limit (seconds since
+    ``started``, a ``time.perf_counter()``). Returns ``(status, reason)`` when the run ends here."""
+    out_of_time = time_budget is not None and clock >= time_budget
+    if r % eval_every == 0 or r == max_rounds or out_of_time:
+        ended = evaluate()
+        if ended:
+            return ended
+    if r == max_rounds:
+        return "max_rounds", "max_rounds"
+    if out_of_time:
+        return "time_budget", "time_budget"
+    if time_limit is not None and time.perf_counter() - started > time_limit:
+        return "time_limit", "time_limit"
+    return None
 
 
 @dataclass
