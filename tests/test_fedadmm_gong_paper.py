@@ -194,21 +194,22 @@ def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monk
     plt.close(fig)
 
 
+FIG8_GRID = [(ds, part, eta, seed, e) for ds in ("mnist", "cifar10") for part in ("iid", "label_shards")
+             for eta in (0.5, 1.0) for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01))]
+
+
+def _fig8_runs(experiment: str, **level) -> pd.DataFrame:
+    """FedADMM runs of a Fig. 8 experiment over FIG8_GRID, one per local_init named in ``level``, each a flat curve
+    at ``level[local_init](ds, e)`` (e: the seed's offset)."""
+    return pd.concat([run(experiment, "FedADMM", np.full(21, f(ds, e)), ds=ds, partition=part, local_init=init,
+                          eta=eta, seed=seed)
+                      for ds, part, eta, seed, e in FIG8_GRID for init, f in level.items()])
+
+
 def test_fig8_tests_the_early_code_against_option_ii():
-    parts = []
-    for ds in ("mnist", "cifar10"):
-        for part in ("iid", "label_shards"):
-            for eta in (0.5, 1.0):
-                for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01)):
-                    parts.append(run("fig8", "FedADMM", np.full(21, 0.7 + e), ds=ds, partition=part,
-                                     local_init="global", eta=eta, seed=seed))
-                    parts.append(run("fig8", "FedADMM", np.full(21, 0.6 + e), ds=ds, partition=part,
-                                     local_init="local", eta=eta, seed=seed))
-    seq = [run("fig8_sequential", "FedADMM", np.full(21, (0.9 if ds == "mnist" else 0.65) + e), ds=ds, partition=part,
-               local_init="sequential_shared", eta=eta, seed=seed)
-           for ds in ("mnist", "cifar10") for part in ("iid", "label_shards") for eta in (0.5, 1.0)
-           for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01))]
-    frames = {"fig8": pd.concat(parts), "fig8_sequential": pd.concat(seq)}
+    frames = {"fig8": _fig8_runs("fig8", **{"global": lambda ds, e: 0.7 + e, "local": lambda ds, e: 0.6 + e}),
+              "fig8_sequential": _fig8_runs("fig8_sequential",
+                                            sequential_shared=lambda ds, e: (0.9 if ds == "mnist" else 0.65) + e)}
     out = C.early_code_ge_option2(frames, {})
     assert len(out.value) == 8 and out.value[0].values == pytest.approx([-5.0, -5.0, -5.0])
     assert verdict("q6_early_code_superior_to_option2", out) == FAILS           # CIFAR-10: 5 pp below Option II
@@ -313,18 +314,11 @@ def test_table4_claims_and_render(tmp_path):
 
 
 def test_option_and_rho_claims_hold_and_fail():
-    parts = []
-    for ds in ("mnist", "cifar10"):
-        for part in ("iid", "label_shards"):
-            for eta in (0.5, 1.0):
-                for seed, e in ((0, 0.0), (1, 0.01), (2, -0.01)):
-                    parts.append(run("fig8", "FedADMM", np.full(21, 0.8 + e), ds=ds, partition=part, local_init="local",
-                                     eta=eta, seed=seed))
-                    parts.append(run("fig8", "FedADMM", np.full(21, (0.7 if ds == "mnist" else 0.9) + e / 2), ds=ds,
-                                     partition=part, local_init="global", eta=eta, seed=seed))
-    out = C.option1_ge_option2({"fig8": pd.concat(parts)}, {})
+    fig8 = _fig8_runs("fig8", **{"local": lambda ds, e: 0.8 + e,
+                                 "global": lambda ds, e: (0.7 if ds == "mnist" else 0.9) + e / 2})
+    out = C.option1_ge_option2({"fig8": fig8}, {})
     assert len(out.value) == 8 and verdict("q6_option1_superior", out) == FAILS     # CIFAR-10: II ahead by 10 pp
-    mnist_only = pd.concat(parts)
+    mnist_only = fig8
     mnist_only = mnist_only[mnist_only["problem"].str.contains('"mnist"')]
     assert verdict("q6_option1_superior", C.option1_ge_option2({"fig8": mnist_only}, {})) == HOLDS
     fig9 = pd.concat([run("fig9", "FedADMM", np.full(21, a + 0.01 * seed * (r2 != 0.01)), ds=ds, partition="label_shards",
