@@ -1,7 +1,12 @@
-"""Shared preamble of the rule scripts: import path, one BLAS thread, logging to the rule's log."""
+"""Shared preamble of the rule scripts: import path, one BLAS thread, logging to the rule's log, and a
+one-line resource record per job (``logs/profile/<rule>.jsonl``, summarised by
+``benchmarks/build_profile.py``)."""
 import contextlib
+import json
 import os
+import resource
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -10,17 +15,58 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+PROFILE_DIR = Path("logs/profile")
+
+
+def _process_start_wall():
+    """Wall-clock time at which this process started (Linux: /proc), else now."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time()
+
+
+def _cpu_seconds():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def record_profile(snakemake, status, body_start, body_cpu):
+    """Append this job's wall and CPU time (whole process, and the part before the script body:
+    interpreter, Snakemake's preamble, imports) and peak memory to ``logs/profile/<rule>.jsonl``."""
+    end = time.time()
+    start = _process_start_wall()
+    rss_kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    line = {"rule": snakemake.rule, "output": str(snakemake.output[0]) if snakemake.output else "",
+            "status": status, "start": round(start, 3), "wall_s": round(end - start, 3),
+            "cpu_s": round(_cpu_seconds(), 3), "startup_wall_s": round(body_start - start, 3),
+            "startup_cpu_s": round(body_cpu, 3), "max_rss_mb": round(rss_kb / 1024, 1)}
+    PROFILE_DIR.mkdir(parents=True, exist_ok=True)
+    # one short line per job, appended with O_APPEND: concurrent jobs never interleave within a line
+    with open(PROFILE_DIR / f"{snakemake.rule}.jsonl", "a") as fh:
+        fh.write(json.dumps(line) + "\n")
+
 
 @contextlib.contextmanager
 def logged(snakemake):
     """Send stdout and stderr of the script body to the rule's log file; a failure's traceback
     is written there too (the log Snakemake points to on error must say what went wrong)."""
+    body_start, body_cpu = time.time(), _cpu_seconds()
     log = snakemake.log[0] if snakemake.log else os.devnull
     Path(log).parent.mkdir(parents=True, exist_ok=True)
+    status = "failed"
     with open(log, "w") as fh, contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
         try:
             yield fh
+            status = "ok"
         except BaseException:
             traceback.print_exc(file=fh)
             fh.flush()
             raise
+        finally:
+            with contextlib.suppress(OSError):
+                record_profile(snakemake, status, body_start, body_cpu)
