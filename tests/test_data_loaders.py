@@ -311,3 +311,22 @@ def test_window_features():
     np.testing.assert_allclose(S[0, [0, 2, 3, 4, 7]], [3.0, 1.0, 6.0, 2.5, 7 / 3])
     mode, share = frame_labels(np.array([[1, 1, 2, 0]]))
     assert mode.tolist() == [1] and share.tolist() == [0.5]
+
+
+def test_subset_of_contiguous_rows_is_a_view_with_the_same_values():
+    """``Dataset.subset`` slices when the split's rows are contiguous (no copy of e.g. MNIST's
+    training images per cell) and indexes otherwise; both give exactly the rows of that split."""
+    from fedrepro.data.dataset import Dataset
+
+    X = np.arange(24.0).reshape(8, 3)
+    y = np.arange(8)
+    for split in (np.array(["train"] * 5 + ["test"] * 3), np.array(["train", "test"] * 4)):
+        ds = Dataset("toy", X, y, split, {"g": np.arange(8) % 2}, {})
+        for which in ("train", "test"):
+            rows = np.flatnonzero(split == which)
+            sub = ds.subset(which)
+            np.testing.assert_array_equal(sub.X, X[rows])
+            np.testing.assert_array_equal(sub.y, y[rows])
+            np.testing.assert_array_equal(sub.groups["g"], (np.arange(8) % 2)[rows])
+            contiguous = rows[-1] - rows[0] + 1 == len(rows)
+            assert np.shares_memory(sub.X, X) == contiguous

@@ -66,6 +66,8 @@ class Dataset:
         if self.split is None:
             return self
         idx = np.flatnonzero(self.split == which)
+        if len(idx) and idx[-1] - idx[0] + 1 == len(idx):     # contiguous rows: a view, no copy
+            idx = slice(int(idx[0]), int(idx[-1]) + 1)
         return Dataset(self.name, self.X[idx], self.y[idx], self.split[idx],
                        {k: v[idx] for k, v in self.groups.items()}, dict(self.meta))
 

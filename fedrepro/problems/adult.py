@@ -45,7 +45,7 @@ def load_adult(data_dir, dataset: str = "adult") -> tuple[np.ndarray, np.ndarray
 
     data_dir = Path(data_dir)
     if (data_dir / f"{dataset}.npz").exists():
-        ds = Dataset.load(data_dir / f"{dataset}.npz")
+        ds = Dataset.load_shared(data_dir / f"{dataset}.npz")
         return np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y, dtype=np.float64)
     if (data_dir / "adult.mat").exists():
         return load_adult_mat(data_dir)

@@ -713,7 +713,7 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
 
     if data_dir is None:
         raise ValueError("build_logreg needs data_dir (the processed-data folder)")
-    ds = Dataset.load(Path(data_dir) / f"{spec['dataset']}.npz")
+    ds = Dataset.load_shared(Path(data_dir) / f"{spec['dataset']}.npz")
     X, y = ds.X, ds.y
     if ds.split is not None and spec.get("split"):
         sub = ds.subset(spec["split"])

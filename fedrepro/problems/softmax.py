@@ -278,7 +278,7 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
 
         if data_dir is None:
             raise ValueError("softmax: data_dir (processed data folder) is required")
-        dataset = Dataset.load(Path(data_dir) / f"{spec['dataset']}.npz")
+        dataset = Dataset.load_shared(Path(data_dir) / f"{spec['dataset']}.npz")
     name = spec.get("dataset", dataset.name)
     train, test = dataset.subset("train"), dataset.subset("test")
     Xtr, ytr = np.asarray(train.X, dtype=np.float64), np.asarray(train.y, dtype=np.int64)

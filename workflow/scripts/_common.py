@@ -34,13 +34,24 @@ def _cpu_seconds():
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _peak_rss_kb():
+    """Peak resident memory of this process (VmHWM); not ``ru_maxrss``, which after fork + exec still
+    holds the Snakemake scheduler's peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def record_profile(snakemake, status, body_start, body_cpu):
     """Append this job's wall and CPU time (whole process, and the part before the script body:
     interpreter, Snakemake's preamble, imports) and peak memory to ``logs/profile/<rule>.jsonl``."""
     end = time.time()
     start = _process_start_wall()
-    rss_kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    rss_kb = _peak_rss_kb()
     line = {"rule": snakemake.rule, "output": str(snakemake.output[0]) if snakemake.output else "",
             "status": status, "start": round(start, 3), "wall_s": round(end - start, 3),
             "cpu_s": round(_cpu_seconds(), 3), "startup_wall_s": round(body_start - start, 3),
