@@ -9,7 +9,11 @@ bash scripts/bootstrap.sh
 export PATH="$PWD/.venv/bin:$PATH"
 jobs=()
 case " $* " in *" -j"*|*" --jobs"*|*" --cores"*|*" -c"*|*"--profile"*) ;; *) jobs=(-j "${FEDREPRO_JOBS:-2}") ;; esac
-snakemake "${jobs[@]}" --rerun-incomplete "$@"
+# the greedy scheduler: Snakemake's default ILP scheduler solves an integer program (CBC) at every
+# scheduling step, CPU taken from the build's two cores for jobs that all ask for one thread
+sched=()
+case " $* " in *" --scheduler"*) ;; *) sched=(--scheduler greedy) ;; esac
+snakemake "${jobs[@]}" "${sched[@]}" --rerun-incomplete "$@"
 # the report of what was just built (a paper key in "$@" gives that paper's report); its error,
 # if any, is shown and fails the script
 if ! snakemake --report results/report.html "$@"; then

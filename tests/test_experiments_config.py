@@ -119,18 +119,22 @@ def test_all_cells_reads_user_experiments(tmp_path):
         all_cells({"scale": "quick", "papers": ["fedepm"], "paper_overrides": {"fedepm": {"nosuch": {}}}}, tmp_path)
 
 
-def test_batches_group_same_algorithm_and_keep_references_apart():
+def test_batches_keep_references_apart():
     from fedrepro.experiments.cells import batches
 
     cells = expand("p", "e", BLOCK, "quick")
+    assert any(reference_cell(c, cells) is not None for c in cells)        # the block has target stops
     single = batches(cells, 1)
     assert list(single) == [c["cell"] for c in cells]
-    grouped = batches(cells, 3)
-    assert sorted(c["cell"] for cs in grouped.values() for c in cs) == sorted(c["cell"] for c in cells)
-    for key, cs in grouped.items():
-        assert len(cs) <= 3 and len({c["algorithm"] for c in cs}) == 1
-        ids = {c["cell"] for c in cs}
-        assert all(reference_cell(c, cells) is None or reference_cell(c, cells)["cell"] not in ids for c in cs)
+    for size in (3, len(cells)):
+        grouped = batches(cells, size)
+        assert sorted(c["cell"] for cs in grouped.values() for c in cs) == sorted(c["cell"] for c in cells)
+        for key, cs in grouped.items():
+            assert len(cs) <= size
+            ids = {c["cell"] for c in cs}
+            assert all(reference_cell(c, cells) is None or reference_cell(c, cells)["cell"] not in ids for c in cs)
+    # one job per reference depth when every cell fits: the references, then the runs stopping at them
+    assert len(batches(cells, len(cells))) == 2
     with pytest.raises(ConfigError, match="cells_per_job"):
         batches(cells, 0)
 

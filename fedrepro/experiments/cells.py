@@ -434,8 +434,10 @@ def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
     """Group an experiment's cells into jobs: ``{batch_id: [cells]}``.
 
     With ``cells_per_job=1`` every cell is its own job (batch id = cell id). Larger values
-    put up to that many cells *of the same algorithm* into one job, which saves the
-    per-process start-up (~1-2 s) on small quick-scale cells; a batch never holds both a
+    put up to that many cells into one job, which saves the per-process start-up, the data
+    loading and the scheduler's work per job (~2 s, ``benchmarks/build_profile.py``) on small
+    quick-scale cells. Cells are grouped by their depth in the chain of ``target`` references
+    (0: no reference; 1: stops at a depth-0 run's objective; ...): a batch never holds both a
     run and a run whose stop rule refers to it, so references always lie in other batches.
 
     Membership is a function of the cells' content, not of their position in the config: a
@@ -448,11 +450,19 @@ def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
         raise ConfigError(f"cells_per_job={cells_per_job} must be >= 1")
     if cells_per_job == 1:
         return {c["cell"]: [c] for c in cells}
-    by_alg: dict[str, list] = {}
+    depth: dict[str, int] = {}
+
+    def depth_of(c):
+        if c["cell"] not in depth:
+            ref = reference_cell(c, cells)
+            depth[c["cell"]] = 0 if ref is None else 1 + depth_of(ref)
+        return depth[c["cell"]]
+
+    by_depth: dict[int, list] = {}
     for c in cells:
-        by_alg.setdefault(c["algorithm"], []).append(c)
+        by_depth.setdefault(depth_of(c), []).append(c)
     out = {}
-    for group in by_alg.values():
+    for _, group in sorted(by_depth.items()):
         n_buckets = 1 << max(0, (len(group) // cells_per_job).bit_length() - 1)
         buckets: dict[int, list] = {}
         for c in group:
