@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+
+
+def _t_quantile(q: float, df: int) -> float:
+    """Student-t quantile; scipy.stats is imported here, not at module import (~1 CPU-s that every
+    figure, table and claims job would pay, benchmarks/README.md per-rule profile)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(q, df))
+
 
 ALPHA = 0.05
 HOLDS, FAILS, UNDECIDED, UNAVAILABLE = "holds", "fails", "undecided", "unavailable"
@@ -109,7 +117,7 @@ class Replicates:
             lo, hi = -math.inf, math.inf
         else:
             s = float(x.std(ddof=1))
-            h = float(stats.t.ppf(1 - alpha / 2, self.n - 1)) * s / math.sqrt(self.n)
+            h = _t_quantile(1 - alpha / 2, self.n - 1) * s / math.sqrt(self.n)
             lo, hi = float(x.mean()) - h, float(x.mean()) + h
         if self._mask("lower_bound").any():
             hi = math.inf
@@ -134,7 +142,7 @@ class Replicates:
         if d <= 1e-12 * max(1.0, abs(e), s) or s == 0:
             return None
         for n in range(max(self.n, 2), MAX_REPLICATES + 1):
-            if float(stats.t.ppf(1 - alpha / 2, n - 1)) * s / math.sqrt(n) < d:
+            if _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n) < d:
                 return n
         return None
 
