@@ -22,9 +22,11 @@ L2 in bytes), ``inherit`` leaves the environment as it is. Every subprocess reco
 threadpoolctl, which BLAS library, kernel and thread count numpy ran (and PyTorch's version,
 threads, CPU capability and BLAS: it links MKL statically, which threadpoolctl cannot see,
 so the OpenBLAS variables do not reach it). ``--python`` runs the workers with other
-interpreters (throw-away venvs with different PyTorch versions) in the same command. Both engines start from the same weights (the flat
-vector sliced into PyTorch's parameters in module order); loss and gradient are
-checked to agree before anything is timed. numpy and PyTorch repeats are
+interpreters (throw-away venvs with different PyTorch versions) in the same command.
+
+Both engines start from the same weights (the flat vector sliced into PyTorch's
+parameters in module order); loss and gradient are checked to agree before anything
+is timed. numpy and PyTorch repeats are
 interleaved (order alternating) so machine load hits both alike; medians of wall
 and process CPU time are reported with the load average. GFLOP/s are compared
 with the sgemm peak (float32 2048^3 matmul) measured in the same subprocess: the
@@ -66,9 +68,9 @@ EVAL_BATCH = 256
 TARGETS = {("cnn1_step", 1): 1.2, ("cnn1_step", 2): 1.5, ("cnn2_step", 2): 1.5,
            ("fedavg_mlp1", 1): 0.7, ("eval_cnn1", 1): 1.2, ("fedavg_sim", 1): 0.7}
 BENCHES = ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim")
-# benchmarks run at a thread count only when they have a target there (or --all-threads)
 #: --tiny's FedAvg round: 2 of 10 clients x 100 images, one epoch (4 SGD steps)
 TINY_ROUND = {"n_clients": 10, "per_client": 100, "selected": 2, "epochs": 1}
+# benchmarks run at a thread count only when they have a target there (or --all-threads)
 DEFAULT_PLAN = {1: ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim"), 2: ("cnn1_step", "cnn2_step")}
 
 
