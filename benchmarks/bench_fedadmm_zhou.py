@@ -1,6 +1,7 @@
 """Benchmark for Zhou & Li Example 5.1 at Fig. 5 sizes (run on demand, not part of the tests).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_fedadmm_zhou.py --m 1000 4000
+    python benchmarks/bench_fedadmm_zhou.py --tiny      # seconds: m = 20, n = 50, FedADMM and FedAvg (test suite)
 
 Reports, for every kernel of :class:`~fedrepro.problems.glm.LinearModelProblem` (``--kernels``,
 default both: ``fused`` row-fused, ``blas`` the two-pass reference) on the SAME instance, side by
@@ -12,7 +13,8 @@ rule (FedADMM: rule (30), code_scaled; baselines: the FedADMM target, capped at
 ``--baseline-rounds``), per-round times, and the peak resident memory. The ``blas`` runs are the
 code before issue #15: the two-pass gradients and FedADMM's local iteration in numpy (its compiled
 step, :mod:`fedrepro.algorithms.ops.admm_step`, is switched off for them). Threads: BLAS and numba
-follow the environment variables (set all three to 1 for the one-core numbers).
+follow the environment variables (set all three to 1 for the one-core numbers). Every row records
+the BLAS library, kernel and threads it ran with (``machine``: :func:`fedrepro.core.blas.blas_record`).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms.ops import admm_step
+from fedrepro.core.blas import blas_record, describe
 from fedrepro.problems.glm import build_linreg_synthetic
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.stopping import build_stop
@@ -81,7 +84,11 @@ def main(argv=None):
     ap.add_argument("--kernels", nargs="+", default=["fused", "blas"], choices=["fused", "blas"])
     ap.add_argument("--repeats", type=int, default=1,
                     help="runs of every (algorithm, kernel), alternating; times are their medians (all kept)")
+    ap.add_argument("--tiny", action="store_true", help="m = 20, n = 50, FedADMM and FedAvg, 3 baseline rounds")
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.m, args.n, args.algorithms, args.baseline_rounds = [20], 50, ["fedadmm", "fedavg"], 3
+    print(describe(), flush=True)
     report = []
     for m in args.m:
         row = {"m": m, "n": args.n}
@@ -94,7 +101,7 @@ def main(argv=None):
         p.lipschitz()
         row["lipschitz_s"] = time.perf_counter() - t
         w = np.random.default_rng(1).standard_normal(args.n) * 0.01
-        from fedrepro.problems.glm_kernels import kernel_threads
+        from fedrepro.core.threads import kernel_threads
         row["kernel_threads"] = kernel_threads()
         p.kernel = "fused"
         p.gradient(w)                                    # compile / load the kernels before timing
@@ -146,6 +153,7 @@ def main(argv=None):
         for kernel in args.kernels:
             row[kernel]["total_cpu_s"] = round(sum(row[kernel][a]["cpu_s"] for a in args.algorithms), 1)
         row["peak_rss_mb"] = peak_rss_mb()
+        row["machine"] = blas_record()
         print(json.dumps(row, indent=1, default=float), flush=True)
         report.append(row)
         del p

@@ -8,6 +8,9 @@ quick scale: ``benchmarks/quick_cost.py frpg``.
 
 Usage (processed data: ``snakemake -j 2 data/processed/mnist.npz``):
     OMP_NUM_THREADS=1 python benchmarks/bench_frpg.py --data-dir data/processed
+    python benchmarks/bench_frpg.py --tiny --dataset usps --data-dir DIR     # seconds: 7 rounds (test suite)
+
+Prints the BLAS library, kernel and threads it ran with (:mod:`fedrepro.core.blas`).
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ import argparse
 import time
 
 import numpy as np
+
+from fedrepro.core.blas import blas_record, describe
 
 
 class RoundClock:
@@ -63,8 +68,11 @@ def main():
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--dataset", default="mnist")
     ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--tiny", action="store_true", help="7 rounds (5 of warm-up): what the test suite runs")
     args = ap.parse_args()
-    print(bench_round(args.data_dir, rounds=args.rounds, dataset=args.dataset))
+    print(describe(), flush=True)
+    print(bench_round(args.data_dir, rounds=7 if args.tiny else args.rounds, dataset=args.dataset))
+    print("machine:", blas_record())
 
 
 if __name__ == "__main__":

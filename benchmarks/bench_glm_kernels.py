@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 FEDREPRO_DATA_MIRROR=../shared/datasets \\
         python benchmarks/bench_glm_kernels.py [--rounds 40] [--repeats 3]
+    python benchmarks/bench_glm_kernels.py --tiny     # seconds: Adult / FedEPM, 2 rounds, 1 repeat (test suite)
 
 Problems: QSAR oral toxicity (``logreg``, m = 100, the fedadmm_zhou Fig. 2 set-up: k0 = 10,
 rho = 0.5) with the five Zhou & Li algorithms, and Adult (``adult_logreg``, m = 50, fedepm's
@@ -9,7 +10,8 @@ set-up, k0 = 12) with FedEPM. Every (problem, algorithm) runs ``--rounds`` round
 ``kernel: fused`` and ``kernel: blas`` alternately, ``--repeats`` times; the table gives the best
 CPU seconds per round of each kernel and their ratio (blas / fused: > 1 means the fused kernel is
 faster). The final objectives of the two kernels must agree to 1e-10 (relative), else it fails.
-The datasets are read through the mirror (or the cache) with the package's own loaders.
+The datasets are read through the mirror (or the cache) with the package's own loaders. The JSON
+output records the BLAS library, kernel and threads (``machine``, :mod:`fedrepro.core.blas`).
 """
 from __future__ import annotations
 
@@ -22,9 +24,10 @@ import time
 import numpy as np
 
 from fedrepro.algorithms import make_algorithm
+from fedrepro.core.blas import blas_record, describe
 from fedrepro.data import load_dataset
 from fedrepro.problems import build_problem
-from fedrepro.problems.glm_kernels import kernel_threads
+from fedrepro.core.threads import kernel_threads
 from fedrepro.sim.loop import simulate
 
 SETUPS = {
@@ -52,12 +55,17 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data-dir", default=None, help="processed datasets (default: a temporary folder)")
     ap.add_argument("--out", default="benchmarks/out/bench_glm_kernels.json")
+    ap.add_argument("--tiny", action="store_true", help="Adult with FedEPM only, 2 rounds, 1 repeat (test suite)")
     args = ap.parse_args(argv)
+    setups = {"adult": SETUPS["adult"]} if args.tiny else SETUPS
+    if args.tiny:
+        args.rounds, args.repeats = 2, 1
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="fedrepro-bench-")
     rows = []
+    print(describe())
     print(f"kernel threads {kernel_threads()}")
     print(f"{'problem':<20} {'algorithm':<9} {'fused ms':>9} {'blas ms':>9} {'blas/fused':>10}")
-    for dataset, (spec, algorithms, k0) in SETUPS.items():
+    for dataset, (spec, algorithms, k0) in setups.items():
         prepare(dataset, data_dir)
         problems = {k: build_problem({**spec, "kernel": k}, 0, data_dir=data_dir) for k in ("fused", "blas")}
         for algorithm in algorithms:
@@ -81,7 +89,8 @@ def main(argv=None):
                   f"{row['speedup']:10.2f}", flush=True)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
-        json.dump({"threads": kernel_threads(), "rows": rows, "load": os.getloadavg()}, fh, indent=1)
+        json.dump({"threads": kernel_threads(), "rows": rows, "load": os.getloadavg(), "machine": blas_record()},
+                  fh, indent=1)
 
 
 if __name__ == "__main__":

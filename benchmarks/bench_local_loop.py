@@ -13,15 +13,18 @@ parameters and its own minibatch, two ways:
 Usage (from the repository root, 1 BLAS thread)::
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_local_loop.py [--S 10 100]
+    .venv/bin/python benchmarks/bench_local_loop.py --tiny      # seconds: S = 2, 2 steps, 1 repeat (test suite)
+
+Prints the BLAS library, kernel and threads it ran with (:mod:`fedrepro.core.blas`).
 """
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
 
+from fedrepro.core.blas import blas_record, describe
 from fedrepro.core.rng import stream
 from fedrepro.nn import SGD, build_model
 
@@ -60,10 +63,13 @@ def main():
     ap.add_argument("--S", type=int, nargs="+", default=[10, 100])
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="S = 2, 2 steps, 1 repeat (what the test suite runs)")
     args = ap.parse_args()
+    if args.tiny:
+        args.S, args.steps, args.repeats = [2], 2, 1
     model = build_model("mlp1", head="logits_ce")
     rng = np.random.default_rng(0)
-    print(f"threads OPENBLAS={os.environ.get('OPENBLAS_NUM_THREADS')}, load {os.getloadavg()[0]:.1f}")
+    print(describe())
     for S in args.S:
         w0 = np.stack([model.init(stream(0, "init", k)) for k in range(S)])
         X = rng.random((S, B, 784), dtype=np.float32)
@@ -109,6 +115,7 @@ def main():
         print(f"S={S:4d}: per client-step wall/CPU ms  loop {med['loop'][0]:.3f}/{med['loop'][1]:.3f}  "
               f"stacked {med['stacked'][0]:.3f}/{med['stacked'][1]:.3f}  "
               f"stacked/loop {med['stacked'][1] / med['loop'][1]:.2f} (CPU)  max |diff| one step {err:.1e}")
+    print("machine:", blas_record())
 
 
 if __name__ == "__main__":

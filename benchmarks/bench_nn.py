@@ -13,10 +13,20 @@ Targets (ratio = numpy median wall time / PyTorch median wall time):
   loop: <= 0.7. One ``simulate(max_rounds=1)`` call: sampling, the round, the server average
   and two evaluations of ``test_accuracy`` on 1,000 test images (rounds 0 and 1).
 
-Every thread count runs in its own subprocess with OMP/OPENBLAS/MKL_NUM_THREADS set
-(and ``torch.set_num_threads``). Both engines start from the same weights (the flat
-vector sliced into PyTorch's parameters in module order); loss and gradient are
-checked to agree before anything is timed. numpy and PyTorch repeats are
+Every (thread count, interpreter, BLAS kernel setting) runs in its own subprocess with
+OMP/OPENBLAS/MKL_NUM_THREADS set (and ``torch.set_num_threads``). Kernel settings
+(``--kernels``, the subprocess's environment only): ``own`` removes OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE (OpenBLAS picks its kernel for this CPU), ``haswell`` sets
+OPENBLAS_CORETYPE=Haswell and OPENBLAS_L2_SIZE (``--l2-size``, default this CPU's per-core
+L2 in bytes), ``inherit`` leaves the environment as it is. Every subprocess records, with
+threadpoolctl, which BLAS library, kernel and thread count numpy ran (and PyTorch's version,
+threads, CPU capability and BLAS: it links MKL statically, which threadpoolctl cannot see,
+so the OpenBLAS variables do not reach it). ``--python`` runs the workers with other
+interpreters (throw-away venvs with different PyTorch versions) in the same command.
+
+Both engines start from the same weights (the flat vector sliced into PyTorch's
+parameters in module order); loss and gradient are checked to agree before anything
+is timed. numpy and PyTorch repeats are
 interleaved (order alternating) so machine load hits both alike; medians of wall
 and process CPU time are reported with the load average. GFLOP/s are compared
 with the sgemm peak (float32 2048^3 matmul) measured in the same subprocess: the
@@ -27,10 +37,12 @@ Usage, from the repository root (MNIST from the cache or $FEDREPRO_DATA_MIRROR;
 ``--synthetic`` uses uniform float32 images of the same shapes instead)::
 
     python benchmarks/bench_nn.py [--threads 1 2] [--repeats 15] [--only cnn1_step fedavg_mlp1]
+        [--kernels own haswell] [--python /tmp/torch2141/bin/python /tmp/torch2130/bin/python]
+    python benchmarks/bench_nn.py --tiny      # seconds: synthetic images, 1 repeat (the test suite)
 
-With PyTorch, from a throw-away venv outside the repository (see benchmarks/README.md)::
+With PyTorch, from throw-away venvs outside the repository (see benchmarks/README.md)::
 
-    /tmp/torchvenv/bin/python benchmarks/bench_nn.py
+    python benchmarks/bench_nn.py --python /tmp/torch2141/bin/python /tmp/torch2130/bin/python
 
 Writes ``benchmarks/out/bench_nn.json``.
 """
@@ -39,7 +51,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -48,18 +59,23 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))       # fedrepro from this checkout, also in a venv that does not install it
+from fedrepro.core.blas import (KERNEL_VARIABLES, blas_record, cpu_model, describe,  # noqa: E402
+                                describe_kernel_env, describe_libraries)
 BATCH = 50
 EVAL_BATCH = 256
 # (benchmark, threads) -> target ratio numpy / torch
 TARGETS = {("cnn1_step", 1): 1.2, ("cnn1_step", 2): 1.5, ("cnn2_step", 2): 1.5,
            ("fedavg_mlp1", 1): 0.7, ("eval_cnn1", 1): 1.2, ("fedavg_sim", 1): 0.7}
 BENCHES = ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim")
+#: --tiny's FedAvg round: 2 of 10 clients x 100 images, one epoch (4 SGD steps)
+TINY_ROUND = {"n_clients": 10, "per_client": 100, "selected": 2, "epochs": 1}
 # benchmarks run at a thread count only when they have a target there (or --all-threads)
 DEFAULT_PLAN = {1: ("cnn1_step", "cnn2_step", "fedavg_mlp1", "eval_cnn1", "fedavg_sim"), 2: ("cnn1_step", "cnn2_step")}
 
 
 # ---------------------------------------------------------------- data
-def load_images(synthetic: bool, data_dir: str, mirror: str | None):
+def load_images(synthetic: bool, data_dir: str, mirror: str | None, n_train: int = 60000, n_test: int = 10000):
     """MNIST as float32 (N, 1, 28, 28) in [0, 1]: (Xtrain, ytrain, Xtest, ytest, source)."""
     if not synthetic:
         from fedrepro.data import load_dataset
@@ -70,8 +86,8 @@ def load_images(synthetic: bool, data_dir: str, mirror: str | None):
         tr = ds.split == "train"
         return X[tr], y[tr], X[~tr], y[~tr], "MNIST (fedrepro.data, pixel/255, float32)"
     g = np.random.default_rng(0)
-    return (g.random((60000, 1, 28, 28), dtype=np.float32), g.integers(0, 10, 60000),
-            g.random((10000, 1, 28, 28), dtype=np.float32), g.integers(0, 10, 10000),
+    return (g.random((n_train, 1, 28, 28), dtype=np.float32), g.integers(0, 10, n_train),
+            g.random((n_test, 1, 28, 28), dtype=np.float32), g.integers(0, 10, n_test),
             "synthetic uniform float32 of MNIST's shapes")
 
 
@@ -380,6 +396,17 @@ def time_pair(np_fn, t_fn, repeats: int, warmup: int) -> dict:
 
 
 # ---------------------------------------------------------------- worker / driver
+def torch_record(torch) -> dict:
+    """PyTorch's version, threads, CPU capability and the BLAS / oneDNN it was built with."""
+    config = torch.__config__.show()
+    built = [line.strip(" -") for line in config.splitlines()
+             if "Math Kernel Library" in line or "MKL-DNN" in line or "OpenBLAS" in line]
+    blas_info = next((part.split("=", 1)[1] for part in config.replace(",", " ").split()
+                      if part.startswith("BLAS_INFO=")), None)
+    return {"version": torch.__version__, "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "blas_info": blas_info, "built_with": built}
+
+
 def worker(args) -> dict:
     try:
         import torch
@@ -387,20 +414,23 @@ def worker(args) -> dict:
         have_torch = True
     except ImportError:
         torch, have_torch = None, False
-    data = load_images(args.synthetic, args.data_dir, args.mirror)
-    peak = sgemm_peak()
+    data = load_images(args.synthetic, args.data_dir, args.mirror, *((TINY_ROUND["n_clients"] * TINY_ROUND["per_client"],
+                                                                      EVAL_BATCH) if args.tiny else ()))
+    round_size = TINY_ROUND if args.tiny else {}
+    peak = sgemm_peak(512 if args.tiny else 2048)
     plan = args.only or DEFAULT_PLAN.get(args.worker, BENCHES)
-    out = {"threads": args.worker, "torch": torch.__version__ if have_torch else None,
+    out = {"threads": args.worker, "kernel_setting": args.kernel_setting, "python": sys.executable,
+           "torch": torch.__version__ if have_torch else None, "torch_record": torch_record(torch) if have_torch else None,
            "numpy": np.__version__, "data": data[4], "sgemm": peak, "benches": {}}
     for name in plan:
         if name.endswith("_step"):
             np_fn, t_fn, flops, sanity = make_step(name[:4] + "_step", data, have_torch)
             reps, warm = args.repeats, 2
         elif name == "fedavg_mlp1":
-            np_fn, t_fn, flops, sanity = make_fedavg(data, have_torch)
+            np_fn, t_fn, flops, sanity = make_fedavg(data, have_torch, **round_size)
             reps, warm = max(3, args.repeats // 3), 1
         elif name == "fedavg_sim":
-            np_fn, t_fn, flops, sanity = make_fedavg_sim(data, have_torch)
+            np_fn, t_fn, flops, sanity = make_fedavg_sim(data, have_torch, **round_size)
             reps, warm = max(3, args.repeats // 3), 1
         else:
             np_fn, t_fn, flops, sanity = make_eval(data, have_torch)
@@ -409,6 +439,7 @@ def worker(args) -> dict:
         times = time_pair(np_fn, t_fn, reps, warm)
         out["benches"][name] = {"flops": flops, "repeats": reps, "sanity": sanity, "times": times,
                                 "loadavg_1min": [load0, os.getloadavg()[0]]}
+    out["machine"] = blas_record()      # after the benches: every library they loaded is listed
     return out
 
 
@@ -416,6 +447,7 @@ def summarise(runs: list[dict]) -> list[dict]:
     rows = []
     for run in runs:
         t = run["threads"]
+        numpy_blas = describe_libraries(run["machine"]["blas"])
         for name, b in run["benches"].items():
             med = {k: {m: float(np.median(v[m])) for m in ("wall", "cpu")} for k, v in b["times"].items()}
             row = {"bench": name, "threads": t, "numpy_ms": 1e3 * med["numpy"]["wall"],
@@ -423,7 +455,9 @@ def summarise(runs: list[dict]) -> list[dict]:
                    "numpy_gflops": b["flops"] / med["numpy"]["wall"] / 1e9,
                    # per CPU-second, so that load does not enter: GFLOP per CPU-s / sgemm's
                    "pct_sgemm_peak": 100 * b["flops"] / med["numpy"]["cpu"] / 1e9 / run["sgemm"]["gflops_cpu_median"],
-                   "loadavg": max(b["loadavg_1min"]), "target": TARGETS.get((name, t))}
+                   "loadavg": max(b["loadavg_1min"]), "target": TARGETS.get((name, t)),
+                   "kernel_setting": run["kernel_setting"], "numpy_blas": numpy_blas,
+                   "kernel_env": describe_kernel_env(run["machine"]["kernel_env"]), "torch": run["torch"]}
             if "torch" in med:
                 row.update({"torch_ms": 1e3 * med["torch"]["wall"], "torch_cpu_ms": 1e3 * med["torch"]["cpu"],
                             "ratio_wall": med["numpy"]["wall"] / med["torch"]["wall"],
@@ -435,22 +469,52 @@ def summarise(runs: list[dict]) -> list[dict]:
 
 
 def print_table(rows, runs):
-    for run in runs:
-        s = run["sgemm"]
-        print(f"threads {run['threads']}: sgemm {s['n']}^3 best {s['gflops_wall_best']:.1f} GFLOP/s "
-              f"(median {s['gflops_wall_median']:.1f}, per CPU-second {s['gflops_cpu_median']:.1f}); "
-              f"numpy {run['numpy']}, torch {run['torch']}, data: {run['data']}")
-    head = (f"{'bench':<12} {'thr':>3} {'numpy ms':>9} {'cpu ms':>8} {'torch ms':>9} {'cpu ms':>8} "
-            f"{'ratio':>6} {'cpu r.':>6} {'target':>6} {'met':>4} {'GFLOP/s':>8} {'%peak':>6} {'load':>5}")
+    for i, run in enumerate(runs):
+        s, m = run["sgemm"], run["machine"]
+        t = run["torch_record"]
+        print(f"run {i}: {run['threads']} thread(s), kernel setting {run['kernel_setting']}: "
+              f"numpy {run['numpy']}, {describe(m)}; "
+              + (f"torch {t['version']} ({t['threads']} threads, {t['cpu_capability']}, BLAS {t['blas_info']}; "
+                 f"{'; '.join(t['built_with'])})" if t else "no torch")
+              + f"; sgemm {s['n']}^3 best {s['gflops_wall_best']:.1f} GFLOP/s (median {s['gflops_wall_median']:.1f}, "
+              f"per CPU-second {s['gflops_cpu_median']:.1f}); data: {run['data']}")
+    head = (f"{'bench':<12} {'thr':>3} {'kernel':<9} {'torch':<12} {'numpy ms':>9} {'cpu ms':>8} {'torch ms':>9} "
+            f"{'cpu ms':>8} {'ratio':>6} {'cpu r.':>6} {'target':>6} {'met':>4} {'GFLOP/s':>8} {'%peak':>6} {'load':>5}")
     print(head)
     print("-" * len(head))
-    for r in rows:
+    for r, run in zip(rows, (run for run in runs for _ in run["benches"])):
         f = lambda k, fmt: format(r[k], fmt) if r.get(k) is not None else "-"
         met = {True: "yes", False: "NO"}.get(r.get("met"), "-")
-        print(f"{r['bench']:<12} {r['threads']:>3} {f('numpy_ms', '9.1f')} {f('numpy_cpu_ms', '8.1f')} "
-              f"{f('torch_ms', '9.1f'):>9} {f('torch_cpu_ms', '8.1f'):>8} {f('ratio_wall', '6.2f'):>6} "
-              f"{f('ratio_cpu', '6.2f'):>6} {f('target', '6.1f'):>6} {met:>4} {f('numpy_gflops', '8.1f')} "
-              f"{f('pct_sgemm_peak', '6.0f')} {f('loadavg', '5.1f')}")
+        kernel = "/".join(sorted({lib["architecture"] or "?" for lib in run["machine"]["blas"]}))
+        print(f"{r['bench']:<12} {r['threads']:>3} {kernel:<9} {r['torch'] or '-':<12} {f('numpy_ms', '9.1f')} "
+              f"{f('numpy_cpu_ms', '8.1f')} {f('torch_ms', '9.1f'):>9} {f('torch_cpu_ms', '8.1f'):>8} "
+              f"{f('ratio_wall', '6.2f'):>6} {f('ratio_cpu', '6.2f'):>6} {f('target', '6.1f'):>6} {met:>4} "
+              f"{f('numpy_gflops', '8.1f')} {f('pct_sgemm_peak', '6.0f')} {f('loadavg', '5.1f')}")
+
+
+def l2_cache_bytes() -> int | None:
+    """This CPU's per-core L2 cache in bytes (sysfs), or None where it cannot be read."""
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if (index / "level").read_text().strip() == "2":
+                size = (index / "size").read_text().strip()
+                return int(size[:-1]) * {"K": 2**10, "M": 2**20}[size[-1]] if size[-1] in "KM" else int(size)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def kernel_environment(setting: str, l2_size: int | None) -> dict:
+    """The subprocess environment of one kernel setting (see the module docstring)."""
+    env = dict(os.environ)
+    if setting == "own":
+        for name in KERNEL_VARIABLES:
+            env.pop(name, None)
+    elif setting == "haswell":
+        if l2_size is None:
+            raise SystemExit("--kernels haswell: the L2 size could not be read; give --l2-size BYTES")
+        env.update(OPENBLAS_CORETYPE="Haswell", OPENBLAS_L2_SIZE=str(l2_size))
+    return env
 
 
 def main():
@@ -458,33 +522,53 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=15, help="repeats of a training step (FedAvg/eval: a third)")
     ap.add_argument("--only", nargs="+", choices=BENCHES, help="benchmarks to run at every thread count")
+    ap.add_argument("--kernels", nargs="+", default=["own", "haswell"], choices=["own", "haswell", "inherit"],
+                    help="BLAS kernel settings, each in its own subprocess (see the module docstring)")
+    ap.add_argument("--l2-size", type=int, default=l2_cache_bytes(),
+                    help="OPENBLAS_L2_SIZE of the haswell setting (default: this CPU's per-core L2 in bytes)")
+    ap.add_argument("--python", nargs="+", default=[sys.executable],
+                    help="interpreters to run the workers with (venvs with different PyTorch versions)")
     ap.add_argument("--synthetic", action="store_true", help="uniform float32 images instead of MNIST")
+    ap.add_argument("--tiny", action="store_true", help="seconds: synthetic images, 1 repeat, 1 thread, CNN 1 step "
+                    "and a FedAvg round of 2 of 10 small clients, the environment's kernel (what the test suite runs)")
     ap.add_argument("--data-dir", default=str(ROOT / "data" / "raw"), help="raw-data cache")
     ap.add_argument("--mirror", default=None, help="data mirror (default: $FEDREPRO_DATA_MIRROR)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "bench_nn.json"))
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--kernel-setting", default="inherit", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.tiny:
+        args.synthetic, args.repeats, args.threads, args.kernels = True, 1, [1], ["inherit"]
+        args.only = args.only or ["cnn1_step", "fedavg_mlp1"]
     if args.repeats < 1 or any(t < 1 for t in args.threads):
         ap.error("--repeats and --threads must be >= 1")
     if args.worker is not None:
         json.dump(worker(args), sys.stdout)
         return
     runs = []
+    # the kernel settings and interpreters of one thread count run back to back (the same machine load)
     for t in args.threads:
-        env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t))
-        cmd = [sys.executable, __file__, "--worker", str(t), "--repeats", str(args.repeats),
-               "--data-dir", args.data_dir] + (["--mirror", args.mirror] if args.mirror else []) \
-            + (["--synthetic"] if args.synthetic else []) + (["--only", *args.only] if args.only else [])
-        print(f"[bench_nn] {t} thread(s) ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, check=True, text=True)
-        runs.append(json.loads(proc.stdout))
+        for python in args.python:
+            for setting in args.kernels:
+                env = kernel_environment(setting, args.l2_size)
+                env.update(OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t),
+                           PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+                cmd = [python, __file__, "--worker", str(t), "--kernel-setting", setting, "--repeats",
+                       str(args.repeats), "--data-dir", args.data_dir] \
+                    + (["--mirror", args.mirror] if args.mirror else []) + (["--synthetic"] if args.synthetic else []) \
+                    + (["--tiny"] if args.tiny else []) + (["--only", *args.only] if args.only else [])
+                print(f"[bench_nn] {t} thread(s), kernel {setting}, {python} ...", file=sys.stderr, flush=True)
+                proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, check=True, text=True)
+                runs.append(json.loads(proc.stdout))
     rows = summarise(runs)
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  {cpu_model()}, "
+          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"driver: {describe()}")
     print_table(rows, runs)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                          "cpus": os.cpu_count(), "rows": rows, "runs": runs}, indent=1))
+                                          "cpus": os.cpu_count(), "argv": sys.argv, "machine": blas_record(),
+                                          "rows": rows, "runs": runs}, indent=1))
     print(f"wrote {args.out}")
 
 

@@ -12,8 +12,10 @@ cannot get; the memmap's file pages are page cache the kernel can drop) against 
 :func:`fedrepro.core.store.run_memory_bytes` that Snakemake's ``mem_mb`` is declared from.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_store.py [--m 1000] [--rounds 3] [--rho 0.1]
+    .venv/bin/python benchmarks/bench_store.py --tiny    # seconds: m = 20, dim = 10,000, budget 1 MiB (test suite)
 
-Writes rounds x 2 x rho m rows (1.33 GB per round at the defaults) to a temporary file.
+Writes rounds x 2 x rho m rows (1.33 GB per round at the defaults) to a temporary file. Prints the
+BLAS library, kernel and threads it ran with (:mod:`fedrepro.core.blas`).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.sync_base import SyncAlgorithm
+from fedrepro.core.blas import blas_record, describe
 from fedrepro.core.sampling import participants
 from fedrepro.core.store import ClientStore, resolve_store, run_memory_bytes
 from fedrepro.problems.base import FederatedProblem
@@ -104,7 +107,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rho", type=float, default=0.1)
     ap.add_argument("--budget-mb", type=float, default=4096)
+    ap.add_argument("--tiny", action="store_true", help="m = 20 clients of 10,000 parameters, 2 rounds, a 1 MiB "
+                    "budget (so that the memmap store is still taken): what the test suite runs")
     args = ap.parse_args()
+    if args.tiny:
+        args.m, args.dim, args.rounds, args.rho, args.budget_mb = 20, 10_000, 2, 0.5, 1.0
+    print(describe(), flush=True)
     problem, alg = Untrained(args.m, args.dim), TwoVectors()
     kind = resolve_store("auto", args.m, args.dim, 2, args.budget_mb)
     est = run_memory_bytes(m=args.m, dim=args.dim, vectors=2, clients_per_round=participants(args.m, args.rho),
@@ -120,6 +128,7 @@ def main():
     print(f"{args.rounds} rounds, {participants(args.m, args.rho)} clients/round, wall {wall:.1f} s; "
           f"anonymous RSS before the run {base:.0f} MiB, peak during it {alg_peak(res, base):.0f} MiB; "
           f"estimate (run_memory_bytes, without the interpreter) {est / 2**20:.0f} MiB")
+    print("machine:", blas_record())
 
 
 def alg_peak(res, base):

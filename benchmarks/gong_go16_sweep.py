@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 nice -n 19 python benchmarks/gong_go16_sweep.py --out /tmp/go16.jsonl \\
         [--variants early alg1 head] [--lrs 0.1 0.05 0.2 0.5] [--seeds 0 1 2] [--rounds 10]
+    python benchmarks/gong_go16_sweep.py --tiny --out DIR/go16.jsonl --data-dir DIR   # one cell, 1 round (test suite)
 
 The cell: ``table3``'s paper-scale MNIST-100 IID column (CNN 1, full MNIST, 10,000 test images, m = 100,
 C = 0.1, E = 5, B = 200, momentum 0.5, rho = 0.01, eta = 1), FedADMM only, ``--rounds`` rounds, as the
@@ -18,7 +19,8 @@ parameters and the learning rate overridden. Variants (spec 003 §3.1-3.2, §7 A
 
 Cells run one after another in this process (seed-major: every variant and lr of seed 0 first), and each
 finished cell is appended to ``--out`` as one JSON line (accuracy per evaluated round, CPU seconds), so
-an interrupted sweep keeps what it measured; cells already in ``--out`` are skipped.
+an interrupted sweep keeps what it measured; cells already in ``--out`` are skipped. Every line also
+records the BLAS library, kernel and threads the cell ran with (``machine``, :mod:`fedrepro.core.blas`).
 """
 from __future__ import annotations
 
@@ -86,11 +88,18 @@ def main(argv=None):
     ap.add_argument("--eval-every", type=int, default=1)
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--table", action="store_true", help="print --out's cells as FIDELITY GO-16's table and exit")
+    ap.add_argument("--tiny", action="store_true", help="one cell (early code, lr 0.1, seed 0), 1 round: a smoke "
+                    "test of the script (what the test suite runs, on a small MNIST)")
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.variants, args.lrs, args.seeds, args.rounds = ["early"], [0.1], [0], 1
     if args.table:
         print(table(Path(args.out), args.variants, args.lrs, args.seeds, args.rounds))
         return
+    from fedrepro.core.blas import blas_record, describe
     from fedrepro.experiments.runner import run_cell
+
+    print(describe(), flush=True)
 
     out = Path(args.out)
     done = set()
@@ -110,7 +119,7 @@ def main(argv=None):
                 acc = {int(r): float(a) for r, a in zip(df["round"], df["test_accuracy"])}
                 rec = {"variant": variant, "lr": lr, "instance": inst, "seed": cell["seed"], "rounds": args.rounds,
                        "params": cell["params"], "acc": acc, "final": acc[max(acc)], "cpu_s": round(cpu, 1),
-                       "wall_s": round(wall, 1)}
+                       "wall_s": round(wall, 1), "machine": blas_record()}
                 with out.open("a") as fh:
                     fh.write(json.dumps(rec) + "\n")
                 print(f"{variant:16s} lr={lr:<5g} seed={cell['seed']} acc@{max(acc)}={rec['final']:.4f} "

@@ -1,6 +1,7 @@
 """Derive the quick scale's MLP targets per FedADMM variant by spec 003 §8.3's rule (FIDELITY GO-12).
 
     OMP_NUM_THREADS=1 nice -n 19 python benchmarks/gong_targets.py [--seeds 0] [--out /tmp/targets.json]
+    python benchmarks/gong_targets.py --tiny --data-dir DIR     # seconds: early code, MNIST, 1 round (test suite)
 
 The rule: start from the provisional MLP targets (MNIST 96%, FMNIST 80%, CIFAR-10 40%) and lower each by
 1-point steps until FedADMM reaches it within the run's rounds in the IID m = 100 cell, i.e. the target is
@@ -9,7 +10,8 @@ quick scale's, expanded as the workflow does (base seed 20260101): MNIST from Ta
 column (``table3`` / ``table3_alg1``), FMNIST and CIFAR-10 from Fig. 3's E = 10, B = 50 cells
 (``scaling`` / ``scaling_alg1``). Variants: the early code (the experiments' FedADMM) and Algorithm 1 as
 printed (the ``*_alg1`` twins). Prints, per variant and dataset, the peak, the round it is first reached
-and the derived target.
+and the derived target, and the BLAS library, kernel and threads it ran with (:mod:`fedrepro.core.blas`;
+``--out`` stores them under ``machine``).
 """
 from __future__ import annotations
 
@@ -53,15 +55,24 @@ def main(argv=None):
     ap.add_argument("--variants", nargs="+", default=list(SOURCES), choices=list(SOURCES))
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--tiny", action="store_true", help="the early code on MNIST only, 1 round (a smoke test of the "
+                    "script, not a target: what the test suite runs)")
     args = ap.parse_args(argv)
     import numpy as np
 
+    from fedrepro.core.blas import blas_record, describe
     from fedrepro.experiments.runner import run_cell
 
+    print(describe(), flush=True)
+    if args.tiny:
+        args.variants, args.seeds = ["sequential_shared"], [0]
+    datasets = {"mnist": PROVISIONAL["mnist"]} if args.tiny else PROVISIONAL
     result = {}
     for variant in args.variants:
-        for ds, provisional in PROVISIONAL.items():
+        for ds, provisional in datasets.items():
             cells = cells_for(variant, ds, set(args.seeds))
+            if args.tiny:
+                cells = [{**c, "max_rounds": 1} for c in cells]
             if len(cells) != len(args.seeds):
                 raise SystemExit(f"{variant} {ds}: expected {len(args.seeds)} cells, found {len(cells)}")
             curves = [run_cell(c, data_dir=args.data_dir) for c in cells]
@@ -76,7 +87,7 @@ def main(argv=None):
             print(f"{variant:18s} {ds:14s} peak {result[variant][ds]['peak']:.4f} -> target {tgt:.2f} "
                   f"(first reached in round {first} of {max(rounds)})", flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=1))
+        Path(args.out).write_text(json.dumps({**result, "machine": blas_record()}, indent=1))
 
 
 if __name__ == "__main__":

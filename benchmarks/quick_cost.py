@@ -2,13 +2,15 @@
 
     OMP_NUM_THREADS=1 python benchmarks/quick_cost.py fedepm [--scale quick] [-j 2] [--only fig3 table1]
         [--data-dir data/processed] [--out DIR]
+    python benchmarks/quick_cost.py fedepm --only fig3 --tiny     # seconds: the first cell only (test suite)
 
 Expands ``fedrepro/papers/<paper>/experiments.yaml`` exactly as the workflow does, runs every cell with
 ``fedrepro.experiments.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
 and prints wall time, summed CPU time and the CPU time per (experiment, algorithm). With ``--out``
 it also writes ``<out>/<paper>/<experiment>(.summary).parquet``. The processed datasets must
 exist (``snakemake -j 2 data/processed/<dataset>.npz``). Reference cells (stop rule ``target``)
-run before the cells that need them.
+run before the cells that need them. Prints the BLAS library, kernel and threads of the driver and of
+a worker process (:mod:`fedrepro.core.blas`; the workers inherit the driver's environment).
 """
 from __future__ import annotations
 
@@ -20,6 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _worker_blas() -> dict:
+    from fedrepro.core.blas import blas_record
+
+    return blas_record()
+
+
 def _run(cell, data_dir, reference):
     from fedrepro.experiments.runner import run_cell
 
@@ -29,7 +37,7 @@ def _run(cell, data_dir, reference):
 
 
 def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "data/processed",
-              only=None, out: str | None = None, seed: int = 20260101) -> dict:
+              only=None, out: str | None = None, seed: int = 20260101, max_cells: int | None = None) -> dict:
     import pandas as pd
 
     from fedrepro.experiments.cells import expand, load_paper_fragment, reference_cell
@@ -37,6 +45,8 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
 
     blocks = load_paper_fragment(paper, ROOT)["experiments"]
     cells = [c for e, b in blocks.items() if not only or e in only for c in expand(paper, e, b, scale, seed)]
+    if max_cells is not None:             # the first cells that need no reference run
+        cells = [c for c in cells if reference_cell(c, cells) is None][:max_cells]
     by_exp = {}
     for c in cells:
         by_exp.setdefault(c["experiment"], []).append(c)
@@ -46,6 +56,7 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
     t0 = time.perf_counter()
     frames, cpu = {}, {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
+        worker_blas = pool.submit(_worker_blas).result()
         for batch in (first, second):
             futs = [(c, pool.submit(_run, c, data_dir,
                                     None if refs[c["cell"]] is None else
@@ -65,7 +76,8 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
             df.to_parquet(folder / f"{exp}.parquet")
             summarize(df).to_parquet(folder / f"{exp}.summary.parquet")
     return {"paper": paper, "scale": scale, "cells": len(cells), "wall_s": round(wall, 1),
-            "cpu_s": round(sum(cpu.values()), 1), "cpu_by_experiment_algorithm": {k: round(v, 1) for k, v in sorted(cpu.items())}}
+            "cpu_s": round(sum(cpu.values()), 1), "cpu_by_experiment_algorithm": {k: round(v, 1) for k, v in sorted(cpu.items())},
+            "worker_blas": worker_blas}
 
 
 def main(argv=None):
@@ -76,8 +88,13 @@ def main(argv=None):
     ap.add_argument("--data-dir", default="data/processed")
     ap.add_argument("--only", nargs="*", default=None, help="experiment ids (default: all)")
     ap.add_argument("--out", default=None, help="folder for the results frames")
+    ap.add_argument("--tiny", action="store_true", help="the first cell only, 1 process (what the test suite runs)")
     args = ap.parse_args(argv)
-    result = run_paper(args.paper, args.scale, args.jobs, args.data_dir, args.only, args.out)
+    from fedrepro.core.blas import describe
+
+    print(describe(), flush=True)
+    result = run_paper(args.paper, args.scale, 1 if args.tiny else args.jobs, args.data_dir, args.only, args.out,
+                       max_cells=1 if args.tiny else None)
     for key, value in result.items():
         print(f"{key}: {value}")
 

@@ -47,7 +47,7 @@ def git_commit(root: str | Path = ".") -> str:
 
 #: the libraries whose versions provenance records (the dependencies of pyproject.toml and the workflow's)
 PROVENANCE_LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "pandas", "pyarrow", "matplotlib", "pooch", "h5py",
-                        "pyyaml", "jsonschema", "snakemake")
+                        "pyyaml", "jsonschema", "threadpoolctl", "snakemake")
 
 
 def library_versions() -> dict:
@@ -64,11 +64,18 @@ def library_versions() -> dict:
 
 
 def provenance(config_hash: str = "", **extra) -> dict:
-    """Package version, git commit, config hash, Python and library versions, creation time."""
+    """Package version, git commit, config hash, Python and library versions, the BLAS this
+    process runs (library, version, kernel, threads; :mod:`fedrepro.core.blas`) with the two
+    variables that choose its kernel, the CPU model, creation time."""
     import platform
 
+    from fedrepro.core.blas import blas_record, describe_kernel_env, describe_libraries
+
+    blas = blas_record()
     return {"package_version": __version__, "git_commit": os.environ.get("FEDREPRO_GIT_COMMIT") or git_commit(),
             "config_hash": config_hash, "python": platform.python_version(), **library_versions(),
+            "blas": describe_libraries(blas["blas"]), "blas_kernel_env": describe_kernel_env(blas["kernel_env"]),
+            "cpu": f"{blas['cpu']}, {blas['cpus']} CPUs",
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
 
 
