@@ -111,3 +111,23 @@ def test_gong_go16_sweep(processed, tmp_path):
     cell = json.loads(line)
     assert (cell["variant"], cell["lr"], cell["rounds"]) == ("early", 0.1, 1)
     assert_machine_record(cell["machine"])
+
+
+def test_build_profile_summary(tmp_path):
+    """The per-rule profile of a build (no timing of its own, so no BLAS line: the build's kernel is in
+    results/provenance.md) summarises the records the rule scripts append."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "build_profile.py"), "--tiny", "--total-cpu", "10",
+                           "--json", str(tmp_path / "p.json")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "p.json").read_text())
+    assert {r: s["jobs"] for r, s in summary["rules"].items()} == {"aggregate": 1, "figure": 1}
+    assert summary["jobs_cpu_s"] == 4.0 and summary["scheduler_cpu_s"] == 6.0
+    assert "| figure | 1 |" in proc.stdout
+
+
+def test_every_benchmark_script_has_a_tiny_test():
+    text = Path(__file__).read_text()
+    scripts = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if not p.name.startswith("_"))
+    assert [s for s in scripts if f'"{s}"' not in text] == []
