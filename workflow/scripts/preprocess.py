@@ -1,6 +1,7 @@
-"""Rule preprocess: raw files -> data/processed/<dataset>.npz (fedrepro.data.Dataset)."""
+"""Rule preprocess: raw files -> data/processed/<dataset>/ (fedrepro.data.Dataset; output: its dataset.json)."""
 import os
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
@@ -13,4 +14,4 @@ with logged(snakemake):
     ds = load_dataset(name, snakemake.params.cache, snakemake.params.mirror, variant=variant, download=False)
     print(f"{name} ({variant or 'default'}): X {ds.X.shape} {'sparse' if ds.is_sparse else 'dense'}, "
           f"y {ds.y.shape}, groups {sorted(ds.groups)}")
-    ds.save(snakemake.output[0])
+    ds.save(Path(snakemake.output[0]).parent)
