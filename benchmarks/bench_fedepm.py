@@ -4,7 +4,7 @@
     python benchmarks/bench_fedepm.py --ens-only      # ENS only (target: best of 10 <= 50 ms, benchmarks/README.md)
     python benchmarks/quick_cost.py fedepm            # every fedepm experiment at scale=quick, 2 processes
 
-``--data`` is a folder with ``adult.npz`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
+``--data`` is a folder with ``adult/`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
 (default: the read-only mirror). Run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1.
 """
 from __future__ import annotations
