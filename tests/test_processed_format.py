@@ -171,3 +171,17 @@ def test_gzip_idx_pixels_stay_uint8(tmp_path):
     ds = load("mnist", paths)
     assert isinstance(ds.X, PixelArray) and ds.X.pixels.dtype == np.uint8
     assert np.asarray(ds.X).tobytes() == old_float_images(imgs.reshape(5, -1), np.float64).tobytes()
+
+
+def test_load_benchmark_tiny_mode(capsys):
+    """benchmarks/bench_processed_load.py --tiny: fresh processes open a synthetic image folder."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_processed_load.py"
+    spec = importlib.util.spec_from_file_location("bench_processed_load", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--tiny"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny: 1.5 MiB on disk" in out and out.count("peak RSS") == 2
