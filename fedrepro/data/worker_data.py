@@ -277,8 +277,7 @@ def fmnist3_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     classes = [int(c) for c in opts["classes"]]
     if ds.split is None:
         raise ValueError("fmnist3: the processed fashion_mnist has no official train/test split")
-    X = np.asarray(ds.X)
-    scale = 1.0 if ds.meta.get("scaling") == "pixel/255" or X.max() <= 1.0 else 255.0
+    scale = 1.0 if ds.meta.get("scaling") == "pixel/255" or np.asarray(ds.X).max() <= 1.0 else 255.0
     seed, key = opts["split_seed"], _worker_split("fmnist3").stream_key
     rows, workers, tests = [], [], []
     for sub, part in enumerate(("train", "test")):
@@ -291,7 +290,8 @@ def fmnist3_worker_data(ds: Dataset, opts: dict) -> WorkerData:
         workers.append(w[keep])
         tests.append(np.full(int(keep.sum()), part == "test"))
     rows, worker = np.concatenate(rows), np.concatenate(workers)
-    X = X[rows] / scale if scale != 1.0 else X[rows]
+    X = np.asarray(ds.X[rows])          # only these rows are read (and decoded, for uint8 pixels)
+    X = X / scale if scale != 1.0 else X
     meta = {"classes": [FASHION_CLASSES[c] for c in classes], "original_labels": classes,
             "workers": [FASHION_CLASSES[c] for c in classes], "feature_names": [f"px{i}" for i in range(784)],
             "scaling": "pixel/255 (from the loader)" if scale == 1.0 else "pixel/255 (applied here)",
