@@ -32,8 +32,8 @@ rows = np.flatnonzero(np.asarray(ds.split) == "train")[:n] if ds.split is not No
 t = time.perf_counter()
 X = np.asarray(ds.X[rows], dtype=np.float32)
 took = time.perf_counter() - t
-print(json.dumps({"open_s": opened, "rows_s": took, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "checksum": float(X.sum(dtype=np.float64))}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"open_s": opened, "rows_s": took, "peak_rss_mib": peak, "checksum": float(X.sum(dtype=np.float64))}))
 """
 
 

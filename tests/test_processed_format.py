@@ -163,9 +163,9 @@ def test_gzip_idx_pixels_stay_uint8(tmp_path):
     paths = {}
     for part, n in (("train", 3), ("t10k", 2)):
         sl = imgs[:3] if part == "train" else imgs[3:]
-        for kind, arr, code, dims in (("images", sl, 0x08, (n, 28, 28)), ("labels", np.arange(n, dtype=np.uint8), 0x08, (n,))):
+        for kind, arr, dims in (("images", sl, (n, 28, 28)), ("labels", np.arange(n, dtype=np.uint8), (n,))):
             path = tmp_path / f"{part}-{kind}-idx{len(dims)}-ubyte.gz"
-            header = bytes([0, 0, code, len(dims)]) + np.array(dims, dtype=">u4").tobytes()
+            header = bytes([0, 0, 0x08, len(dims)]) + np.array(dims, dtype=">u4").tobytes()   # 0x08: uint8
             path.write_bytes(gzip.compress(header + arr.tobytes()))
             paths[path.name] = path
     ds = load("mnist", paths)
