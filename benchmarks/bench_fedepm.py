@@ -5,7 +5,7 @@
     python benchmarks/bench_fedepm.py --tiny          # seconds: ENS at m = n = 100, FedEPM with m = 10 (no target)
     python benchmarks/quick_cost.py fedepm            # every fedepm experiment at scale=quick, 2 processes
 
-``--data`` is a folder with ``adult.npz`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
+``--data`` is a folder with ``adult/`` (processed) or the authors' ``adult.mat``/``adultclass.mat``
 (default: the read-only mirror). Run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1. Prints the BLAS
 library, kernel and threads it ran with (:mod:`fedrepro.core.blas`) with its results.
 """

@@ -6,7 +6,7 @@ Time of one FRPG round on MNIST (Q = 20, minibatch 15, label flipping) and of on
 wall seconds its trace records). The cost of the whole
 quick scale: ``benchmarks/quick_cost.py frpg``.
 
-Usage (processed data: ``snakemake -j 2 data/processed/mnist.npz``):
+Usage (processed data: ``snakemake -j 2 data/processed/mnist/dataset.json``):
     OMP_NUM_THREADS=1 python benchmarks/bench_frpg.py --data-dir data/processed
     python benchmarks/bench_frpg.py --tiny --dataset usps --data-dir DIR     # seconds: 7 rounds (test suite)
 

@@ -38,8 +38,8 @@ SETUPS = {
 
 
 def prepare(dataset: str, data_dir: str) -> None:
-    path = os.path.join(data_dir, f"{dataset}.npz")
-    if not os.path.exists(path):
+    path = os.path.join(data_dir, dataset)
+    if not os.path.exists(os.path.join(path, "dataset.json")):
         load_dataset(dataset, "data/raw", os.environ.get("FEDREPRO_DATA_MIRROR"), download=False).save(path)
 
 

@@ -8,7 +8,7 @@ Expands ``fedrepro/papers/<paper>/experiments.yaml`` exactly as the workflow doe
 ``fedrepro.experiments.runner.run_cell`` in ``-j`` processes (largest cells first when ``max_rounds`` differs),
 and prints wall time, summed CPU time and the CPU time per (experiment, algorithm). With ``--out``
 it also writes ``<out>/<paper>/<experiment>(.summary).parquet``. The processed datasets must
-exist (``snakemake -j 2 data/processed/<dataset>.npz``). Reference cells (stop rule ``target``)
+exist (``snakemake -j 2 data/processed/<dataset>/dataset.json``). Reference cells (stop rule ``target``)
 run before the cells that need them. Prints the BLAS library, kernel and threads of the driver and of
 a worker process (:mod:`fedrepro.core.blas`; the workers inherit the driver's environment).
 """

@@ -82,19 +82,20 @@ def cli_problems() -> list[str]:
 
 
 def neural_from_registry(options: dict, seed: int, data_dir: str | Path):
-    """A neural problem on a registry dataset: the processed npz in ``data_dir``, else the raw
+    """A neural problem on a registry dataset: the processed folder in ``data_dir``, else the raw
     files from the cache (data/raw) or the mirror (``FEDREPRO_DATA_MIRROR``)."""
     import os
 
     from fedrepro.data import Dataset, fetch, load
+    from fedrepro.data.dataset import MANIFEST
     from fedrepro.data.registry import MIRROR_ENV
     from fedrepro.problems.neural import build_neural
 
     spec = {"name": "neural", **options}
     name = str(spec.get("dataset", "mnist"))
-    path = Path(data_dir) / f"{name}.npz"
+    path = Path(data_dir) / name
     try:
-        if path.exists():
+        if (path / MANIFEST).is_file():
             dataset = Dataset.load(path)
         else:
             dataset = load(name, fetch(name, "data/raw", os.environ.get(MIRROR_ENV), download=False))

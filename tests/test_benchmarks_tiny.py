@@ -33,11 +33,11 @@ def processed(mirror, tmp_path_factory) -> Path:
     out = root / "processed"
     out.mkdir()
     for name in ("adult", "usps"):
-        load_dataset(name, cache_dir=root / "raw", mirror=mirror, download=False).save(out / f"{name}.npz")
+        load_dataset(name, cache_dir=root / "raw", mirror=mirror, download=False).save(out / name)
     mnist = load_dataset("mnist", cache_dir=root / "raw", mirror=mirror, download=False)
     train, test = np.flatnonzero(mnist.split == "train"), np.flatnonzero(mnist.split == "test")
     keep = np.concatenate([train[:6000], test[:2000]])
-    Dataset(mnist.name, mnist.X[keep], mnist.y[keep], mnist.split[keep], meta=mnist.meta).save(out / "mnist.npz")
+    Dataset(mnist.name, mnist.X[keep], mnist.y[keep], mnist.split[keep], meta=mnist.meta).save(out / "mnist")
     return out
 
 
@@ -111,6 +111,11 @@ def test_gong_go16_sweep(processed, tmp_path):
     cell = json.loads(line)
     assert (cell["variant"], cell["lr"], cell["rounds"]) == ("early", 0.1, 1)
     assert_machine_record(cell["machine"])
+
+
+def test_bench_processed_load(tmp_path):
+    out = run_tiny("bench_processed_load.py", cwd=tmp_path)
+    assert "tiny: 1.5 MiB on disk" in out and out.count("peak RSS") == 2
 
 
 def test_build_profile_summary(tmp_path):

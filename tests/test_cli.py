@@ -174,7 +174,7 @@ def test_cli_runs_a_neural_model_on_an_npz_and_on_a_registry_dataset(tmp_path, c
     df = pd.read_parquet(out)
     assert df["round"].tolist() == [0, 1, 2] and "test_accuracy" in df and (df["m"] == 4).all()
     assert "test_accuracy=" in capsys.readouterr().out
-    Dataset("mnist", X, y, np.array(["train"] * 100 + ["test"] * 20)).save(tmp_path / "mnist.npz")
+    Dataset("mnist", X, y, np.array(["train"] * 100 + ["test"] * 20)).save(tmp_path / "mnist")
     out2 = tmp_path / "b.parquet"
     assert main(["run", "--algorithm", "fedavg_sgd", "--problem", "neural", "--problem-param", "model=mlp1",
                  "--problem-param", "m=5", "--data-dir", str(tmp_path), "--param", "E=1", "--rounds", "1",

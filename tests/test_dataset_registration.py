@@ -133,7 +133,7 @@ def test_one_registration_is_enough_for_a_new_dataset(registrations, tmp_path):
     assert WORKER_SPLITS["toy3"] is split and WORKER_SOURCES["toy3"] == "toy_blobs"
     processed = tmp_path / "processed"
     processed.mkdir()
-    ds.save(processed / "toy_blobs.npz")
+    ds.save(processed / "toy_blobs")
     wd = worker_data.build_worker_data("toy3", processed, cache_dir=False)
     assert wd.n_workers == 2 and wd.n_classes == 3 and wd.meta["source"] == "toy_blobs"
     assert worker_data.with_backdoor(wd).malicious == 2            # the backdoor streams use its key too

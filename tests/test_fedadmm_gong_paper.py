@@ -334,7 +334,7 @@ def test_table6_is_computed_from_the_full_partition(tmp_path, monkeypatch):
 
     y = np.repeat(np.arange(10), 6000)
     Dataset("fashion_mnist", np.zeros((60000, 1), np.float32), y, np.array(["train"] * 60000)).save(
-        tmp_path / "fashion_mnist.npz")
+        tmp_path / "fashion_mnist")
     monkeypatch.setenv("FEDREPRO_PROCESSED", str(tmp_path))
     frames = {"fig10": run("fig10", "FedADMM", [0.1, 0.2], ds="fashion_mnist", m=200,
                            partition={"method": "imbalanced_shards", "n_shards": 10000})}

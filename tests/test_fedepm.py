@@ -227,13 +227,13 @@ def test_adult_normalisation_sanity_row():
 
 
 @pytest.mark.skipif(not (ADULT / "adult.mat").exists(), reason="Adult mirror files absent")
-def test_adult_builder_reads_processed_npz(tmp_path):
+def test_adult_builder_reads_the_processed_dataset(tmp_path):
     from fedrepro.data.dataset import Dataset
     from fedrepro.problems import build_problem
     from fedrepro.problems.adult import load_adult_mat
 
     X, y = load_adult_mat(ADULT)
-    Dataset("adult", X, y.astype(np.int64)).save(tmp_path / "adult.npz")
+    Dataset("adult", X, y.astype(np.int64)).save(tmp_path / "adult")
     P = build_problem({"name": "adult_logreg", "m": 100}, 7, data_dir=tmp_path)
     Q = build_problem({"name": "adult_logreg", "m": 100}, 7, data_dir=ADULT)
     assert P.m == 100 and np.array_equal(P.client_sizes, Q.client_sizes)

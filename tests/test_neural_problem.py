@@ -319,7 +319,7 @@ def test_a_config_experiment_on_a_neural_problem_runs_end_to_end(tmp_path):
     from fedrepro.experiments.resources import cell_memory_mb
     from fedrepro.figures.generic import plot_rounds, plot_sweep
 
-    fake_images().save(tmp_path / "mnist.npz")
+    fake_images().save(tmp_path / "mnist")
     block = {"problem": {"name": "neural", "model": "mlp1", "dataset": "mnist", "m": 10,
                          "partition": {"method": "label_shards", "k": 2}, "train_size": 200},
              "algorithms": {"fedavg_sgd": {"E": 1, "B": 20, "lr": [0.05, 0.1]}},

@@ -216,8 +216,8 @@ def test_capabilities_are_consistent():
 def _build_each(tmp_path):
     ds = _toy_dataset()
     ds_bin = Dataset("toybin", ds.X, (ds.y > 0).astype(np.int64))
-    ds_bin.save(tmp_path / "toybin.npz")
-    Dataset("adult", np.abs(ds.X), (ds.y > 0).astype(np.int64)).save(tmp_path / "adult.npz")
+    ds_bin.save(tmp_path / "toybin")
+    Dataset("adult", np.abs(ds.X), (ds.y > 0).astype(np.int64)).save(tmp_path / "adult")
     ids = np.arange(len(ds.y)) % 4
     return {
         "linreg_synthetic": _linreg_synthetic(),
@@ -233,11 +233,11 @@ def _build_each(tmp_path):
 
 
 def _worker_neural(tmp_path):
-    """A fmnist3 problem from a tiny fashion_mnist.npz (classes 0, 2, 6 -> three workers)."""
+    """A fmnist3 problem from a tiny processed fashion_mnist (classes 0, 2, 6 -> three workers)."""
     rng = np.random.default_rng(1)
     y = np.tile(np.arange(10), 12)
     Dataset("fashion_mnist", rng.random((120, 784)), y, np.array(["train"] * 80 + ["test"] * 40)).save(
-        tmp_path / "fashion_mnist.npz")
+        tmp_path / "fashion_mnist")
     return build_problem({"name": "worker_neural", "dataset": "fmnist3"}, 0, data_dir=tmp_path)
 
 

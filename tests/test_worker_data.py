@@ -95,12 +95,12 @@ def processed(tmp_path_factory) -> Path:
     raw = root / "raw"
     raw.mkdir()
     out = root / "processed"
-    load("chest_accelerometer", _write_scma(raw)).save(out / "chest_accelerometer.npz")
+    load("chest_accelerometer", _write_scma(raw)).save(out / "chest_accelerometer")
     load("localization_person_activity", {"ConfLongDemo_JSI.txt": _write_person(raw)}).save(
-        out / "localization_person_activity.npz")
-    load("fashion_mnist", _write_fmnist(raw)).save(out / "fashion_mnist.npz")
+        out / "localization_person_activity")
+    load("fashion_mnist", _write_fmnist(raw)).save(out / "fashion_mnist")
     labels = np.repeat((np.arange(48) % 8 + 1)[:, None], 500, axis=1)      # 6 frames of each mode 1..8
-    load("shl", _write_shl(raw / "shl", 48, labels)).save(out / "shl.npz")
+    load("shl", _write_shl(raw / "shl", 48, labels)).save(out / "shl")
     return out
 
 
@@ -139,7 +139,7 @@ def test_feature_counts_and_layout(processed, tmp_path):
 
 
 def test_scma_windows_stay_in_one_segment(processed):
-    ds = Dataset.load(processed / "chest_accelerometer.npz")
+    ds = Dataset.load(processed / "chest_accelerometer")
     starts = scma_windows(ds.groups["segment"], ds.groups["participant"], 52, 26)
     rows = starts[:, None] + np.arange(52)
     assert (ds.y[rows] == ds.y[rows[:, :1]]).all()                                # constant label
@@ -155,7 +155,7 @@ def test_scma_windows_stay_in_one_segment(processed):
 
 
 def test_scma_hand_computed_window(processed, tmp_path):
-    ds = Dataset.load(processed / "chest_accelerometer.npz")
+    ds = Dataset.load(processed / "chest_accelerometer")
     p2 = np.flatnonzero(ds.groups["participant"] == 2)[0]
     W = ds.X[p2:p2 + 52]                                                        # participant 2, first window
     feats = scma_window_features(ds.X, np.array([p2]), 52)[0]
@@ -178,7 +178,7 @@ def test_scma_hand_computed_window(processed, tmp_path):
 
 
 def test_forward_fill_on_hand_sequence(processed):
-    ds = Dataset.load(processed / "localization_person_activity.npz")
+    ds = Dataset.load(processed / "localization_person_activity")
     rows, F = snapshot_features(ds.groups["sequence"], ds.groups["tag"], ds.groups["timestamp"], ds.X)
     a01 = ds.groups["sequence"][rows] == "A01"
     assert a01.sum() == 2                                      # rows before all four tags are seen are dropped
@@ -234,7 +234,7 @@ def test_caps_then_standardise_on_capped_train(processed, tmp_path):
 
 def test_shl_workers_follow_location_mix(processed, tmp_path):
     wd = build("shl", processed, tmp_path)
-    ds = Dataset.load(processed / "shl.npz")
+    ds = Dataset.load(processed / "shl")
     assert sum(wd.meta["sizes"]["train"]) + sum(wd.meta["sizes"]["test"]) == 48     # one copy per frame
     assert wd.meta["classes"] == list(range(1, 9)) and len(ds.y) == 48 * 4
 
@@ -286,7 +286,7 @@ def test_cache_hit_identical_and_stale_cache_rebuilt(processed, tmp_path):
 
 
 def test_fmnist3_official_split_no_rescale(processed, tmp_path):
-    ds = Dataset.load(processed / "fashion_mnist.npz")
+    ds = Dataset.load(processed / "fashion_mnist")
     wd = build("fmnist3", processed, tmp_path)
     assert wd.meta["sizes"] == {"train": [20, 20, 20], "test": [6, 6, 6]}
     assert (wd.y_train == wd.worker_train).all() and wd.meta["original_labels"] == [0, 2, 6]
@@ -366,7 +366,8 @@ def _same_rows_exist(A, B):
 def test_bad_input_messages(processed, tmp_path):
     with pytest.raises(ValueError, match="allowed: fmnist3, scma, person_activity, shl"):
         build_worker_data("mnist", processed)
-    with pytest.raises(ValueError, match=r"chest_accelerometer\.npz not found.*snakemake"):
+    with pytest.raises(ValueError, match=r"scma: processed dataset 'chest_accelerometer' not found.*"
+                                         r"snakemake data/processed/chest_accelerometer/dataset\.json"):
         build_worker_data("scma", tmp_path)
     with pytest.raises(ValueError, match="unknown option"):
         build_worker_data("scma", processed, windw=10)
@@ -383,7 +384,7 @@ def test_real_fmnist3_and_scma(mirror, tmp_path):
     from fedrepro.data import load_dataset
 
     for source in ("fashion_mnist", "chest_accelerometer"):
-        load_dataset(source, tmp_path / "raw", mirror, download=False).save(tmp_path / f"{source}.npz")
+        load_dataset(source, tmp_path / "raw", mirror, download=False).save(tmp_path / source)
     t = time.perf_counter()
     fm = build_worker_data("fmnist3", tmp_path)
     sc = build_worker_data("scma", tmp_path)

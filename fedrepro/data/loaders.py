@@ -11,6 +11,8 @@ Conventions shared by all loaders:
   of each index (e.g. ``["negative", "positive"]`` or digit values);
 * image pixels are scaled to ``[0, 1]`` (``meta["scaling"]``), flattened row-major
   (CIFAR-10 channel-major: 1024 R, 1024 G, 1024 B, ``meta["image_shape"] = (3, 32, 32)``);
+  images whose raw pixels are uint8 keep them (:class:`~fedrepro.data.dataset.PixelArray`, X[rows]
+  decodes ``pixels / 255``), the others (LIBSVM / HDF5 USPS) are float64 arrays;
 * no normalisation/standardisation happens here (papers do that downstream);
 * ``split`` is ``"train"``/``"test"`` where the data come with an official split,
   ``None`` otherwise; natural groupings (participant, body location, ...) are in ``groups``.
@@ -26,7 +28,7 @@ import pandas as pd
 import scipy.io as sio
 import scipy.sparse as sp
 
-from fedrepro.data.dataset import Dataset
+from fedrepro.data.dataset import Dataset, PixelArray
 from fedrepro.data.formats import parse_libsvm, read_cifar_bin, read_idx, read_libsvm  # noqa: F401  (re-exported)
 
 
@@ -189,11 +191,9 @@ def usps_roweis(paths: dict, split_seed: int = 0, n_train_per_class: int = 800) 
     n_pix, n_per, n_cls = data.shape
     side = int(round(np.sqrt(n_pix)))
     imgs = data.transpose(2, 1, 0).reshape(n_cls * n_per, side, side).transpose(0, 2, 1)  # column-major -> rows
-    X = imgs.reshape(n_cls * n_per, n_pix).astype(np.float64) / 255.0
     border = np.r_[imgs[:, 0, :].ravel(), imgs[:, -1, :].ravel(), imgs[:, :, 0].ravel(), imgs[:, :, -1].ravel()]
     inverted = bool(border.mean() / 255.0 > 0.5)
-    if inverted:
-        X = 1.0 - X
+    X = PixelArray(np.ascontiguousarray(imgs.reshape(n_cls * n_per, n_pix)), np.float64, inverted)
     y = np.repeat((np.arange(1, n_cls + 1)) % 10, n_per).astype(np.int64)
     split = np.full(len(y), "test", dtype="<U5")
     for c in range(n_cls):
@@ -208,7 +208,7 @@ def usps_roweis(paths: dict, split_seed: int = 0, n_train_per_class: int = 800) 
 # =========================================================================== MNIST / Fashion-MNIST
 
 def _idx_dataset(name: str, paths: dict, classes: list) -> Dataset:
-    """Train + test IDX images/labels: X float64 (70000, 784) in [0,1], y 0..9, split."""
+    """Train + test IDX images/labels: X (70000, 784) uint8 pixels read as float64 pixel/255, y 0..9, split."""
     Xs, ys = [], []
     for part in ("train", "t10k"):
         imgs = read_idx(paths[f"{part}-images-idx3-ubyte.gz"])
@@ -217,7 +217,7 @@ def _idx_dataset(name: str, paths: dict, classes: list) -> Dataset:
             raise ValueError(f"{name} {part}: {len(imgs)} images but {len(labels)} labels")
         Xs.append(imgs.reshape(len(imgs), -1))
         ys.append(labels.astype(np.int64))
-    X = np.vstack(Xs).astype(np.float64) / 255.0
+    X = PixelArray(np.vstack(Xs), np.float64)
     return Dataset(name, X, np.concatenate(ys), _split(len(ys[0]), len(ys[1])), {},
                    {"classes": classes, "scaling": "pixel/255", "image_shape": [1, 28, 28]})
 
@@ -227,12 +227,12 @@ FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sanda
 
 
 def mnist(paths: dict) -> Dataset:
-    """MNIST: X float64 (70000, 784) in [0,1]; first 60,000 rows train, then 10,000 test."""
+    """MNIST: X (70000, 784) pixels read as float64 in [0,1]; first 60,000 rows train, then 10,000 test."""
     return _idx_dataset("mnist", paths, list(range(10)))
 
 
 def fashion_mnist(paths: dict) -> Dataset:
-    """Fashion-MNIST: X float64 (70000, 784) in [0,1]; first 60,000 rows train, then 10,000 test."""
+    """Fashion-MNIST: X (70000, 784) pixels read as float64 in [0,1]; first 60,000 rows train, then 10,000 test."""
     return _idx_dataset("fashion_mnist", paths, FASHION_CLASSES)
 
 
@@ -243,11 +243,11 @@ CIFAR10_TRAIN = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
 
 
 def cifar10(paths: dict, dtype=np.float32) -> Dataset:
-    """CIFAR-10: X (60000, 3072) pixel/255 in ``dtype`` (float32 default: float64 would be 1.5 GB),
-    layout 1024 R, 1024 G, 1024 B per row (``meta["image_shape"] = (3, 32, 32)``); train = batches 1..5."""
+    """CIFAR-10: X (60000, 3072) uint8 pixels read as pixel/255 in ``dtype`` (float32 default: what the
+    models use), layout 1024 R, 1024 G, 1024 B per row (``meta["image_shape"] = (3, 32, 32)``); train =
+    batches 1..5."""
     parts = [read_cifar_bin(paths[n]) for n in (*CIFAR10_TRAIN, "test_batch.bin")]
-    X = np.vstack([p[0] for p in parts]).astype(dtype)
-    X /= 255
+    X = PixelArray(np.vstack([p[0] for p in parts]), dtype)
     y = np.concatenate([p[1] for p in parts])
     n_test = len(parts[-1][1])
     return Dataset("cifar10", X, y, _split(len(y) - n_test, n_test), {},

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from fedrepro.core.params import ConfigError
+from fedrepro.data.dataset import MANIFEST
 
 VARIANT_SEP = "-"
 
@@ -50,7 +51,7 @@ class DataPlan:
         spec = DATASETS[name]
         if variant is not None and variant not in spec.variants:
             raise ConfigError(f"dataset {key!r}: {name} has no variant {variant!r}; known: {sorted(spec.variants)}")
-        if Path(self.processed, f"{key}.npz").exists():
+        if Path(self.processed, key, MANIFEST).is_file():
             result = "processed"
         elif available(name, self.cache, self.mirror, variant=variant):
             result = "local"

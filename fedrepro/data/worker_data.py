@@ -1,7 +1,7 @@
 """Data split by worker, with per-worker train/test splits (ASPIRE, spec 002 §4).
 
 :func:`build_worker_data` turns a processed :class:`~fedrepro.data.dataset.Dataset`
-(``<processed_dir>/<source>.npz``, written by the workflow's preprocess rule) into a
+(``<processed_dir>/<source>/``, written by the workflow's preprocess rule) into a
 :class:`WorkerData`: float32 features, labels ``0..C-1`` and a worker id per sample,
 for a train and a test split.  :func:`with_backdoor` adds one malicious worker (§4.5).
 
@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from fedrepro.core.rng import stream
-from fedrepro.data.dataset import Dataset
+from fedrepro.data.dataset import MANIFEST, Dataset, processed_path
 from fedrepro.data.loaders import FASHION_CLASSES, window_stats
 from fedrepro.data.partition import location_mix, one_class
 
@@ -122,7 +122,7 @@ def _parts(worker: np.ndarray, n: int) -> list[np.ndarray]:
 
 def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_per_worker: int | None = None,
                       test_per_worker: int | None = None, cache_dir=None, **options) -> WorkerData:
-    """Worker-split dataset ``name`` from ``<processed_dir>/<source>.npz`` (cached as Parquet).
+    """Worker-split dataset ``name`` from ``<processed_dir>/<source>/`` (cached as Parquet).
 
     ``options`` override the dataset's defaults (its registered ``WorkerSplit.defaults``);
     ``train_per_worker`` / ``test_per_worker`` cap each worker's split (None: no cap).  Sensor
@@ -132,16 +132,15 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
     """
     opts = _options(name, split_seed, train_per_worker, test_per_worker, options)
     source = _source(name)
-    src_path = Path(processed_dir) / f"{source}.npz"
-    if not src_path.is_file():
-        raise ValueError(f"{name}: processed file {src_path} not found; build it first with "
-                         f"`snakemake data/processed/{source}.npz` (or fedrepro.data.load_dataset({source!r}, "
-                         f"...).save(path)) and pass its folder as processed_dir")
+    try:
+        src_path = processed_path(processed_dir, source)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}, and pass its folder as processed_dir") from None
     cache = None
     if cache_dir is not False:
         cache = Path(cache_dir) if cache_dir is not None else Path(processed_dir) / "features"
         cache = cache / f"{name}-{_options_hash(opts)}.parquet"
-        hit = _read_cache(cache, opts, _fingerprint(src_path))
+        hit = _read_cache(cache, opts, _fingerprint(src_path / MANIFEST))
         if hit is not None:
             return hit
     wd = _worker_split(name).build(Dataset.load_shared(src_path), opts)
@@ -152,7 +151,7 @@ def build_worker_data(name: str, processed_dir, *, split_seed: int = 0, train_pe
     wd.meta = _jsonable(wd.meta)         # the same plain-JSON meta a cache hit returns
     if cache is not None:
         try:
-            _write_cache(cache, wd, opts, _fingerprint(src_path))
+            _write_cache(cache, wd, opts, _fingerprint(src_path / MANIFEST))
         except OSError as err:           # e.g. a read-only processed folder: the data are still valid
             warnings.warn(f"{name}: could not write the feature cache {cache} ({err}); pass a writable "
                           "cache_dir to reuse the result", stacklevel=2)
@@ -277,9 +276,8 @@ def fmnist3_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Classes ``opts["classes"]`` -> one worker each, labels 0..2; official split; X (n, 784) in [0, 1]."""
     classes = [int(c) for c in opts["classes"]]
     if ds.split is None:
-        raise ValueError("fmnist3: the processed fashion_mnist.npz has no official train/test split")
-    X = np.asarray(ds.X)
-    scale = 1.0 if ds.meta.get("scaling") == "pixel/255" or X.max() <= 1.0 else 255.0
+        raise ValueError("fmnist3: the processed fashion_mnist has no official train/test split")
+    scale = 1.0 if ds.meta.get("scaling") == "pixel/255" or np.asarray(ds.X).max() <= 1.0 else 255.0
     seed, key = opts["split_seed"], _worker_split("fmnist3").stream_key
     rows, workers, tests = [], [], []
     for sub, part in enumerate(("train", "test")):
@@ -292,7 +290,8 @@ def fmnist3_worker_data(ds: Dataset, opts: dict) -> WorkerData:
         workers.append(w[keep])
         tests.append(np.full(int(keep.sum()), part == "test"))
     rows, worker = np.concatenate(rows), np.concatenate(workers)
-    X = X[rows] / scale if scale != 1.0 else X[rows]
+    X = np.asarray(ds.X[rows])          # only these rows are read (and decoded, for uint8 pixels)
+    X = X / scale if scale != 1.0 else X
     meta = {"classes": [FASHION_CLASSES[c] for c in classes], "original_labels": classes,
             "workers": [FASHION_CLASSES[c] for c in classes], "feature_names": [f"px{i}" for i in range(784)],
             "scaling": "pixel/255 (from the loader)" if scale == 1.0 else "pixel/255 (applied here)",
@@ -345,8 +344,8 @@ SCMA_FEATURES = [f"{c}_{s}" for c in SCMA_CHANNELS for s in SCMA_STATS] + ["corr
 def scma_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Participant -> worker; window features (k, 35) or raw per-sample (x, y, z)."""
     if "participant" not in ds.groups or "segment" not in ds.groups:
-        raise ValueError("scma: chest_accelerometer.npz lacks groups 'participant'/'segment'; rebuild it "
-                         "with the current loader (snakemake -f data/processed/chest_accelerometer.npz)")
+        raise ValueError("scma: the processed chest_accelerometer lacks groups 'participant'/'segment'; rebuild it "
+                         "with the current loader (snakemake -f data/processed/chest_accelerometer/dataset.json)")
     participant = np.asarray(ds.groups["participant"])
     parts_ids, worker = np.unique(participant, return_inverse=True)
     X = np.asarray(ds.X, dtype=np.float64)
@@ -389,9 +388,9 @@ def person_activity_worker_data(ds: Dataset, opts: dict) -> WorkerData:
     """Person letter -> worker; snapshot (16) or raw (x, y, z, tag one-hot = 7) features."""
     need = {"participant", "sequence", "tag", "timestamp"}
     if not need <= set(ds.groups):
-        raise ValueError(f"person_activity: localization_person_activity.npz lacks groups "
+        raise ValueError(f"person_activity: the processed localization_person_activity lacks groups "
                          f"{sorted(need - set(ds.groups))}; rebuild it with the current loader "
-                         "(snakemake -f data/processed/localization_person_activity.npz)")
+                         "(snakemake -f data/processed/localization_person_activity/dataset.json)")
     g = {k: np.asarray(v) for k, v in ds.groups.items()}
     X = np.asarray(ds.X, dtype=np.float64)
     onehot_names = [f"is_{t}" for t in PERSON_TAGS]

@@ -38,18 +38,18 @@ def load_adult_mat(folder) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_adult(data_dir, dataset: str = "adult") -> tuple[np.ndarray, np.ndarray]:
-    """X (45222, 14) float64 raw codes and y (45222,) in {0, 1} from ``<data_dir>/<dataset>.npz``
+    """X (45222, 14) float64 raw codes and y (45222,) in {0, 1} from the processed ``<data_dir>/<dataset>/``
     (the dataset loader's output: ``adult`` from the UCI text files, ``adult_mat`` from the
     authors' .mat files; identical arrays), or from the .mat files if ``data_dir`` holds those."""
-    from fedrepro.data.dataset import Dataset
+    from fedrepro.data.dataset import MANIFEST, Dataset
 
     data_dir = Path(data_dir)
-    if (data_dir / f"{dataset}.npz").exists():
-        ds = Dataset.load_shared(data_dir / f"{dataset}.npz")
+    if (data_dir / dataset / MANIFEST).is_file():
+        ds = Dataset.load_shared(data_dir / dataset)
         return np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y, dtype=np.float64)
     if (data_dir / "adult.mat").exists():
         return load_adult_mat(data_dir)
-    raise FileNotFoundError(f"adult: neither {data_dir / (dataset + '.npz')} (processed) nor adult.mat found")
+    raise FileNotFoundError(f"adult: neither {data_dir / dataset / MANIFEST} (processed) nor adult.mat found")
 
 
 def adult_problem(X: np.ndarray, y: np.ndarray, m: int, seed: int, *, beta: float = 1e-3,
@@ -81,7 +81,7 @@ def build_adult_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> Linear
     normalize (col_l2 | none), min_frac (0.01), sampler (reject | direct), dataset (adult | adult_mat),
     kernel (fused | blas)."""
     if data_dir is None:
-        raise ValueError("adult_logreg needs data_dir (the processed-data folder holding adult.npz)")
+        raise ValueError("adult_logreg needs data_dir (the processed-data folder holding adult/)")
     X, y = load_adult(data_dir, spec.get("dataset", "adult"))
     return adult_problem(X, y, int(spec.get("m", 50)), seed, beta=float(spec.get("beta", spec.get("lam", 1e-3))),
                          reg_scaling=spec.get("reg_scaling", "code"), normalize=spec.get("normalize", "col_l2"),

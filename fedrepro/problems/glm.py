@@ -709,12 +709,12 @@ def build_logreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
     code), normalize ("col_l2" | "none"), partition ({method: random_cuts, min_frac: 0.025}),
     lipschitz_rule ("exact" | "code"), kernel ("fused" | "blas").
     """
-    from fedrepro.data.dataset import Dataset
+    from fedrepro.data.dataset import Dataset, processed_path
 
     if data_dir is None:
         raise ValueError("build_logreg needs data_dir (the processed-data folder)")
-    ds = Dataset.load_shared(Path(data_dir) / f"{spec['dataset']}.npz")
-    X, y = ds.X, ds.y
+    ds = Dataset.load_shared(processed_path(data_dir, spec["dataset"]))
+    X, y = (ds.X if ds.is_sparse else np.asarray(ds.X)), ds.y
     if ds.split is not None and spec.get("split"):
         sub = ds.subset(spec["split"])
         X, y = sub.X, sub.y

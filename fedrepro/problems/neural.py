@@ -379,7 +379,7 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
     """Builder for ``problem: {name: neural, ...}``.
 
     spec keys: ``model`` (a :data:`fedrepro.nn.MODELS` name, default mlp1), ``dataset`` (registry
-    name of a processed npz: mnist, fashion_mnist, cifar10 ...), ``m`` (clients, 100),
+    name of a processed dataset: mnist, fashion_mnist, cifar10 ...), ``m`` (clients, 100),
     ``partition`` ({method: <rule of fedrepro.data.partition>, ...params}, default iid),
     ``head`` / ``init`` (override the model's), ``weights`` (uniform | data_size),
     ``normalize`` ([mean, std]; default the dataset's registered ``normalize``, else none),
@@ -404,15 +404,11 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
                              None if y_test is None else y_test.astype(np.int64), weights=spec["weights"],
                              eval_batch=spec["eval_batch"], dataset=Path(spec["data"]).name)
     if dataset is None:
-        from fedrepro.data.dataset import Dataset
+        from fedrepro.data.dataset import Dataset, processed_path
 
         if data_dir is None:
             raise ValueError("neural: data_dir (processed data folder) is required")
-        path = Path(data_dir) / f"{spec['dataset']}.npz"
-        if not path.exists():
-            raise ValueError(f"neural: processed dataset {path} does not exist; build it with "
-                             f"`snakemake data/processed/{spec['dataset']}.npz` (or fetch it into the cache)")
-        dataset = Dataset.load_shared(path)
+        dataset = Dataset.load_shared(processed_path(data_dir, spec["dataset"]))
     name = str(spec.get("dataset", dataset.name))
     model = build_model(spec["model"], head=spec.get("head"), init=spec.get("init"))
     mean, std = spec.get("normalize", NORMALIZATIONS.get(name.split("-")[0], (0.0, 1.0)))

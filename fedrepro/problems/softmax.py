@@ -274,11 +274,11 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
                               L=spec.get("L"), eval_fraction=float(spec.get("eval_fraction", 1.0)), seed=seed,
                               dataset=Path(spec["data"]).name, bias=bool(spec.get("bias", False)))
     if dataset is None:
-        from fedrepro.data.dataset import Dataset
+        from fedrepro.data.dataset import Dataset, processed_path
 
         if data_dir is None:
             raise ValueError("softmax: data_dir (processed data folder) is required")
-        dataset = Dataset.load_shared(Path(data_dir) / f"{spec['dataset']}.npz")
+        dataset = Dataset.load_shared(processed_path(data_dir, spec["dataset"]))
     name = spec.get("dataset", dataset.name)
     train, test = dataset.subset("train"), dataset.subset("test")
     Xtr, ytr = np.asarray(train.X, dtype=np.float64), np.asarray(train.y, dtype=np.int64)

@@ -29,8 +29,7 @@ def all_local_cores(wc):
 rule timing:
     input:
         summary="results/{paper}/{experiment}.summary.parquet",
-        data=lambda wc: sorted({f"data/processed/{d}.npz" for c in cells_of(wc.paper, wc.experiment)
-                                for d in c["datasets"]}),
+        data=lambda wc: processed_inputs(cells_of(wc.paper, wc.experiment)),
     output:
         "results/{paper}/{experiment}.timing.parquet",
     log:

@@ -68,6 +68,11 @@ SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
 OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
 
 
+def processed_inputs(cells):
+    """The manifests of the processed datasets ``cells`` read (a folder is complete once its manifest exists)."""
+    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]})
+
+
 def batch_path(paper, experiment, batch):
     return f"results/cells/{paper}/{experiment}/{batch}.parquet"
 

@@ -1,5 +1,6 @@
 # Data: fetch raw files (cache -> mirror -> canonical URL, sha256-verified), then preprocess
-# into the one processed format (fedrepro.data.Dataset, .npz).
+# into the one processed format (fedrepro.data.Dataset: a folder of .npy arrays whose dataset.json,
+# written last, marks it complete).
 
 rule fetch:
     output:
@@ -17,7 +18,7 @@ rule preprocess:
     input:
         lambda wc: f"data/raw/{raw_dataset(wc.dataset)}.verified.json",
     output:
-        "data/processed/{dataset}.npz",
+        "data/processed/{dataset}/dataset.json",
     log:
         "logs/preprocess/{dataset}.log",
     params:

@@ -6,7 +6,7 @@
 
 def batch_inputs(wc):
     cells = BATCH_CELLS[wc.batch]
-    inputs = sorted({f"data/processed/{d}.npz" for c in cells for d in c["datasets"]})
+    inputs = processed_inputs(cells)
     inputs += sorted({path for _, path in references(wc.paper, wc.experiment, wc.batch).values()})
     return inputs
 

@@ -346,7 +346,7 @@ def table6_frame(frames) -> pd.DataFrame:
     Table VI), with fig10's partition rule and seed; the quick scale trains on a subset."""
     import json
 
-    from fedrepro.data.dataset import Dataset
+    from fedrepro.data.dataset import Dataset, processed_path
     from fedrepro.data.partition import partition
 
     df = frames.get("fig10")
@@ -359,7 +359,7 @@ def table6_frame(frames) -> pd.DataFrame:
         spec = json.loads(sub["problem"].iloc[0])
         params = dict(spec["partition"])
         rule = params.pop("method")
-        data = Dataset.load_shared(processed / f"{ds}.npz")
+        data = Dataset.load_shared(processed_path(processed, ds))
         y = np.asarray(data.y)[np.asarray(data.split) == "train"] if data.split is not None else np.asarray(data.y)
         parts = partition(rule, labels=y, seed=int(sub["seed"].iloc[0]), m=int(spec["m"]), **params)
         sizes = np.array([len(p) for p in parts])
