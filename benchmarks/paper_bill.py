@@ -104,14 +104,22 @@ def _mean(values):
     return sum(values) / len(values) if values else 0.0
 
 
+def clients_round_cpu(one: float, two: float, clients: int) -> float:
+    """CPU seconds of a round of ``clients`` clients from rounds of one and of two: clients x the
+    larger of the one-client round and half the two-client round. A round is a + b x clients with
+    a >= 0 (the server's work), so either is at least b: an upper bound, and the larger of the two
+    guards against the noise of one short timing (a fit of a and b from two short rounds swung by
+    +-50%)."""
+    return clients * max(one, two / 2)
+
+
 def sample_kind(cell: dict, rounds: int, problem, data_dir: str) -> dict:
     """The sample of one kind: ``rounds`` rounds of ``cell``; the first evaluation's and the first
     round's extra over the later ones (compilation, caches) count as set-up. A neural cell with more
     than two clients per round runs three one-round samples instead, with 1, 1 and 2 clients (the
-    first is the warm-up): its round is a + b x clients from the last two (b the second client's
-    CPU time; when b < half the one-client round, which the local training should dominate, it takes
-    b = the one-client round, a = 0: proportional, an upper bound), its peak the 2-client peak plus
-    (clients - 2) x the larger of the second client's measured memory and its two float32 uploads."""
+    first is the warm-up): its round is :func:`clients_round_cpu` of the last two, its peak the
+    2-client peak plus (clients - 2) x the larger of the second client's measured memory and its two
+    float32 uploads."""
     capped = {**cell, "max_rounds": rounds, "eval_every": 1, "stop": None, "time_limit": None, "time_budget": None}
     from fedrepro.core.sampling import participants
 
@@ -128,8 +136,7 @@ def sample_kind(cell: dict, rounds: int, problem, data_dir: str) -> dict:
     one = {**capped, "max_rounds": 1, "rho": 1 / m, "sample_count": "ceil"}
     warm, t1, t2 = (_timed_run(c, problem, data_dir) for c in (one, one, {**one, "rho": 2 / m}))
     r1, r2 = t1["rounds"][0], t2["rounds"][0]
-    per_client = r2 - r1 if r2 - r1 >= r1 / 2 else r1
-    round_cpu = (r1 - per_client) + clients * per_client
+    round_cpu = clients_round_cpu(r1, r2, clients)
     eval_cpu = _mean(t1["evals"] + t2["evals"])
     upload_mb = 2 * 4 * getattr(problem, "dim", 0) / 2**20
     peak = t2["peak_mb"] + (clients - 2) * max(t2["peak_mb"] - t1["peak_mb"], upload_mb)
@@ -222,11 +229,12 @@ FIRST_SAMPLE_CAP_S = 300.0
 
 
 def sampling_jobs(kinds: dict, done, rounds_cap: int | None, limit_kinds: int | None,
-                  data_dir: str = "data/processed") -> tuple[list[list[dict]], list[dict]]:
+                  data_dir: str = "data/processed", order: str = "cost") -> tuple[list[list[dict]], list[dict]]:
     """The subprocesses to run, in order, and the kinds that cannot run here (a dataset not processed).
     First, alone, one kind of every calibration group without a sample: the one with the largest share
     of the group's bill by the work model among those whose sample costs at most FIRST_SAMPLE_CAP_S
-    (else the cheapest); then the other kinds, those of one problem spec together, cheapest job first.
+    (else the cheapest); then the other kinds, those of one problem spec together, cheapest job first
+    (``order="weight"``: the job with the largest share of the bill by the work model first).
     ``limit_kinds`` keeps the first kinds of that order."""
     from fedrepro.experiments.resources import calibration_group, modelled_cell_seconds
 
@@ -250,8 +258,10 @@ def sampling_jobs(kinds: dict, done, rounds_cap: int | None, limit_kinds: int | 
     for e in todo:
         if e not in first:
             rest[json.dumps([e["cell"]["paper"], e["cell"]["problem"]], sort_keys=True)].append(e)
-    jobs = [[e] for e in sorted(first, key=lambda e: e["cost"])] + sorted(rest.values(),
-                                                                         key=lambda es: sum(e["cost"] for e in es))
+    key = "weight" if order == "weight" else "cost"
+    rest = [sorted(es, key=lambda e: -e[key] if key == "weight" else e[key]) for es in rest.values()]
+    jobs = [[e] for e in sorted(first, key=lambda e: e["cost"])] + sorted(
+        rest, key=lambda es: -sum(e[key] for e in es) if key == "weight" else sum(e[key] for e in es))
     if limit_kinds is not None:
         kept, left = [], limit_kinds
         for job in jobs:
@@ -263,13 +273,13 @@ def sampling_jobs(kinds: dict, done, rounds_cap: int | None, limit_kinds: int | 
 
 
 def sample(papers, out: Path, data_dir: str, budget_s: float, rounds_cap: int | None, limit_kinds: int | None,
-           synthetic_only: bool = False, log=print) -> dict:
+           synthetic_only: bool = False, order: str = "cost", log=print) -> dict:
     bill = load(out)
     kinds = group_kinds(paper_cells(papers))
     if synthetic_only:                            # kinds whose cells read no dataset
         kinds = {k: v for k, v in kinds.items() if not v["cell"]["datasets"]}
     jobs, missing = sampling_jobs(kinds, set(bill["kinds"]) | set(bill["unsampled"]), rounds_cap, limit_kinds,
-                                  data_dir)
+                                  data_dir, order)
     for e in missing:
         bill["unsampled"][e["kind"]] = {"label": e["label"], "error": f"datasets {e['cell']['datasets']} not in {data_dir}"}
     run = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -290,10 +300,10 @@ def sample(papers, out: Path, data_dir: str, budget_s: float, rounds_cap: int | 
                 bill["unsampled"][entry["kind"]] = {"label": entry["label"], "error": res["error"]}
                 continue
             bill["kinds"][entry["kind"]] = {**res, "label": entry["label"], "date": run["date"], "commit": run["commit"]}
-        log(f"{cpu:7.1f} CPU-s  {len(entries)} kinds  {entries[0]['label'][:90]}  "
-            f"(total {run['cpu_s']:.0f} CPU-s, load {os.getloadavg()[0]:.1f})", flush=True)
         bill["calibrated"] = calibrated(papers, bill, kinds)
         save(out, bill)
+        log(f"{cpu:7.1f} CPU-s  {len(entries)} kinds  {entries[0]['label'][:90]}  "
+            f"(total {run['cpu_s']:.0f} CPU-s, load {os.getloadavg()[0]:.1f}; saved)", flush=True)
     run["load_at_end"] = os.getloadavg()[0]
     bill["calibrated"] = calibrated(papers, bill, kinds)
     save(out, bill)
@@ -319,7 +329,8 @@ def calibrated(papers, bill: dict, kinds: dict | None = None) -> dict:
 def paper_table(papers, entries: dict) -> list[dict]:
     """Per paper: cells; CPU-hours and peak memory over the cells whose kind is sampled or calibrated;
     the cells and kinds of each."""
-    from fedrepro.experiments.resources import cost_kind_id, measured_cpu_s
+    from fedrepro.experiments.resources import (cost_kind_id, estimated_memory_mb, estimated_runtime_min,
+                                                measured_cpu_s, measured_requests)
 
     rows = []
     for paper in papers:
@@ -336,13 +347,19 @@ def paper_table(papers, entries: dict) -> list[dict]:
             "cpu_h": sum(measured_cpu_s(c, e) for c, e in known) / 3600,
             "peak_mb": max((e["peak_mb"] for _, e in known if e.get("peak_mb")), default=None),
             "sample_rounds": sorted({e["rounds_sampled"] for e in sampled}),
+            "requested_h": sum((measured_requests(c, entries) or {"runtime_min": estimated_runtime_min(c, "paper")})
+                               ["runtime_min"] for c in cells) / 60,
+            "estimated_h": sum(estimated_runtime_min(c, "paper") for c in cells) / 60,
+            "largest_mem_mb": max((measured_requests(c, entries) or {"mem_mb": estimated_memory_mb(c)})["mem_mb"]
+                                  for c in cells),
         })
     return rows
 
 
 def print_table(rows, print_=print) -> None:
-    print_("| paper | cells | CPU-hours | peak memory | how measured |")
-    print_("|---|---:|---:|---:|---|")
+    print_("| paper | cells | CPU-hours | peak memory | requested: runtime sum (work model before) / largest mem_mb "
+           "| how measured |")
+    print_("|---|---:|---:|---:|---|---|")
     for r in rows:
         peak = f"{r['peak_mb'] / 1024:.1f} GiB" if r["peak_mb"] else "-"
         rounds = "/".join(map(str, r["sample_rounds"])) or "-"
@@ -350,7 +367,8 @@ def print_table(rows, print_=print) -> None:
                 f"extrapolated; {r['kinds_calibrated']} kinds ({r['cells_calibrated']:,} cells) calibrated")
         if r["cells_fallback"]:
             note += f"; {r['cells_fallback']:,} cells not measured (not in CPU-hours)"
-        print_(f"| {r['paper']} | {r['cells']:,} | {r['cpu_h']:,.1f} | {peak} | {note} |")
+        print_(f"| {r['paper']} | {r['cells']:,} | {r['cpu_h']:,.1f} | {peak} | {r['requested_h']:,.0f} h "
+               f"({r['estimated_h']:,.0f} h) / {r['largest_mem_mb']:,} MB | {note} |")
 
 
 def main(argv=None):
@@ -363,6 +381,8 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=900.0, help="CPU seconds of sampling before stopping")
     ap.add_argument("--rounds", type=int, default=None, help="cap on every sample's rounds")
     ap.add_argument("--kinds", type=int, default=None, help="sample at most this many kinds")
+    ap.add_argument("--order", choices=("cost", "weight"), default="cost",
+                    help="after one kind per group: cheapest jobs first, or largest share of the bill first")
     ap.add_argument("--table-only", action="store_true", help="recalibrate the kinds without a sample from --out and print the table, without sampling")
     ap.add_argument("--tiny", action="store_true",
                     help="two kinds of fedadmm_zhou's fig4_ls (synthetic data), 1 round (for the test suite)")
@@ -381,7 +401,7 @@ def main(argv=None):
         bill["calibrated"] = calibrated(args.papers, bill)
         save(args.out, bill)
     else:
-        bill = sample(args.papers, args.out, args.data_dir, args.budget_s, args.rounds, args.kinds)
+        bill = sample(args.papers, args.out, args.data_dir, args.budget_s, args.rounds, args.kinds, order=args.order)
     entries = {**bill.get("calibrated", {}), **bill["kinds"]}
     print_table(paper_table(args.papers, entries))
 

@@ -95,3 +95,13 @@ def test_tiny_mode_samples_two_kinds_and_prints_the_table(tmp_path):
         assert sample["rounds_sampled"] == 1 and sample["round_cpu_s"] > 0 and sample["peak_mb"] > 0
     assert bill["calibrated"]                     # the other synthetic kinds of the sampled group
     assert "| fedadmm_zhou | 3,280 |" in proc.stdout and "2 of " in proc.stdout
+
+
+def test_a_neural_round_scales_from_one_and_two_clients():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paper_bill", ROOT / "benchmarks" / "paper_bill.py")
+    bill = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bill)
+    assert bill.clients_round_cpu(1.0, 1.8, 10) == 10.0           # the one-client round bounds b
+    assert bill.clients_round_cpu(1.0, 2.4, 10) == 12.0           # half the two-client round, when larger
