@@ -364,8 +364,12 @@ def test_true_mean_delays_follow_the_schedule():
 
 
 def test_cell_requests_come_from_the_work():
+    """The work model of aspire's requests (what a kind without a measured sample in
+    benchmarks/results/paper_bill.json requests)."""
     from fedrepro.experiments.cells import all_cells
-    from fedrepro.experiments.resources import cell_memory_mb, cell_runtime_min, worker_cell_cost
+    from fedrepro.experiments.resources import estimated_memory_mb as cell_memory_mb
+    from fedrepro.experiments.resources import estimated_runtime_min as cell_runtime_min
+    from fedrepro.experiments.resources import worker_cell_cost
 
     quick = {(c["experiment"], c["algorithm"]): c for v in all_cells({"papers": ["aspire"], "scale": "quick"}, ".").values()
              for c in v}
