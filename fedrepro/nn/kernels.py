@@ -238,19 +238,20 @@ def _fma(typingctx, a, b, c):
     return a(a, b, c), codegen
 
 
-_STEP_SIG = [types.void(_a(t, 1, L), _a(t, 1, L, readonly=True), t, _a(t, 1, L, readonly=True),
-                        _a(t, 1, L, readonly=True), t, _a(t, 1, L), t, t, types.int64, types.boolean, t,
-                        types.boolean)
+_STEP_SIG = [types.void(_a(t, 1, L), _a(t, 1, L, readonly=True), _a(t, 1, L, readonly=True),
+                        _a(t, 1, L, readonly=True), _a(t, 1, L), t, types.boolean, t, t, t, types.int64,
+                        types.boolean, t, types.boolean)
              for t in _FLOATS for L in ("C", "A")]     # contiguous (exact match), else any strides
 
 
 @njit(_STEP_SIG, **_OPTS)
-def sgd_step(w, grad, rho, anchor, shift, weight_decay, buf, momentum, keep, buf_mode, nesterov, lr, fused):
+def sgd_step(w, grad, anchor, shift, buf, rho, shifted, weight_decay, momentum, keep, buf_mode, nesterov, lr,
+             fused):
     """One SGD step on w, in place, element by element in the order of the numpy passes it replaces
     (every operation rounded to the dtype; no contraction to FMA other than the update's own):
 
         d = grad + (w - anchor) * rho     (rho != 0)          proximal term: FedProx, FedADMM-Gong (3)
-        d = d + shift                     (shift non-empty)   + y_i (FedADMM-Gong (3)); + c - c_i (SCAFFOLD)
+        d = d + shift                     (shifted)           + y_i (FedADMM-Gong (3)); + c - c_i (SCAFFOLD)
         d = d + weight_decay * w          (weight_decay != 0)
         buf = d                           (buf_mode 1: the first step)
         buf = buf * momentum + keep * d   (buf_mode 2; keep = 1 - dampening, the product skipped at 1)
@@ -258,24 +259,28 @@ def sgd_step(w, grad, rho, anchor, shift, weight_decay, buf, momentum, keep, buf
         w = fma(-lr, d, w) if fused else w - d * lr           (lr != 0)
 
     ``fused``: the update rounds once, as BLAS axpy does on FMA hardware; otherwise the product is
-    rounded first. grad, anchor, shift are not modified; an unused vector is passed empty."""
-    shifted = shift.shape[0] != 0
+    rounded first. anchor and shift are read unconditionally and a skipped term is a select (an
+    unused one is any vector of w's length, e.g. grad), so that LLVM vectorises the one loop for
+    every choice of terms; buf (not w) is touched only with momentum (buf_mode 0: may be empty).
+    grad, anchor, shift are not modified."""
+    prox = rho != 0
+    decay = weight_decay != 0
+    damp = keep != 1
+    first = buf_mode == 1
+    moving = buf_mode != 0
+    stepping = lr != 0
     for i in range(w.shape[0]):
+        wi = w[i]
+        a = anchor[i]
+        s = shift[i]
         d = grad[i]
-        if rho != 0:
-            d = d + (w[i] - anchor[i]) * rho
-        if shifted:
-            d = d + shift[i]
-        if weight_decay != 0:
-            d = d + weight_decay * w[i]
-        if buf_mode != 0:
-            if buf_mode == 1:
-                b = d
-            elif keep != 1:
-                b = buf[i] * momentum + keep * d
-            else:
-                b = buf[i] * momentum + d
+        d = d + (wi - a) * rho if prox else d
+        d = d + s if shifted else d
+        d = d + weight_decay * wi if decay else d
+        if moving:
+            k = keep * d if damp else d
+            b = d if first else buf[i] * momentum + k
             buf[i] = b
             d = d + momentum * b if nesterov else b
-        if lr != 0:
-            w[i] = _fma(-lr, d, w[i]) if fused else w[i] - d * lr
+        u = _fma(-lr, d, wi) if fused else wi - d * lr
+        w[i] = u if stepping else wi

@@ -20,7 +20,7 @@ import numpy as np
 
 from fedrepro.nn.kernels import sgd_step
 
-_EMPTY = {np.dtype(t): np.empty(0, dtype=t) for t in (np.float32, np.float64)}
+_EMPTY = {np.dtype(t): np.empty(0, dtype=t) for t in (np.float32, np.float64)}   # no momentum buffer
 
 
 class SGD:
@@ -52,8 +52,7 @@ class SGD:
         objective's terms rho (w - anchor) + shift (module docstring; vectors of w's dtype and shape,
         none modified); returns ``w``."""
         dtype = w.dtype
-        empty = _EMPTY.get(dtype)
-        if empty is None or w.ndim != 1:
+        if dtype not in _EMPTY or w.ndim != 1:
             raise TypeError(f"SGD: the parameters must be a float32 or float64 vector, got {dtype} of shape {w.shape}")
         if grad.shape != w.shape:
             raise ValueError(f"SGD: gradient shape {grad.shape} does not match parameters {w.shape}")
@@ -70,7 +69,7 @@ class SGD:
             elif self.buf.dtype != dtype or self.buf.shape != w.shape:
                 raise TypeError(f"SGD: the momentum buffer ({self.buf.dtype} {self.buf.shape}) does not match "
                                 f"the parameters ({dtype} {w.shape})")
-        sgd_step(w, grad, rho, anchor if rho else empty, empty if shift is None else shift, self.weight_decay,
-                 empty if self.buf is None else self.buf, self.momentum, 1.0 - self.dampening, buf_mode,
-                 self.nesterov, self.lr, self.fused)
+        sgd_step(w, grad, anchor if rho else grad, grad if shift is None else shift,
+                 _EMPTY[dtype] if self.buf is None else self.buf, rho, shift is not None, self.weight_decay,
+                 self.momentum, 1.0 - self.dampening, buf_mode, self.nesterov, self.lr, self.fused)
         return w
