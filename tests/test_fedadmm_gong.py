@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms import local_epochs, make_algorithm
 from fedrepro.algorithms.base import client_vectors
 from fedrepro.core.context import RunContext
 from fedrepro.core.rng import stream
@@ -23,7 +23,6 @@ from fedrepro.problems import problem_class
 from fedrepro.problems.neural import NeuralProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.loop import simulate
-from fedrepro.algorithms import local_epochs
 from tests.toys import NumpySGD, Quadratic
 
 SPEC = ModelSpec((4,), mlp((5,), 3), "torch", "softmax_ce")
@@ -295,26 +294,26 @@ def numpy_corrected(alg, state, problem, ctx, j, client, w, g):
     ("fedavg_sgd", dict(momentum=0.5), None),
 ])
 def test_local_runs_equal_the_numpy_passes_bit_for_bit(monkeypatch, dtype, name, params, numpy_gradient):
-    """Three rounds (E = 2 epochs of B = 4 on 11-17 samples: 6-10 steps per client) on a 323-parameter
+    """Three rounds (E = 2 epochs of B = 4 on 11-17 samples: 3-10 steps per client) on a 323-parameter
     MLP (the kernel's vector body and remainder): the one-pass step (local_terms -> SGD.step) against
     the numpy passes it replaced (the hooks above + NumpySGD, patched into the same harness);
-    np.array_equal on the model and every client store. Momentum 0.9 in some cases: 0.5 buf is exact, so
-    only there would a contraction of buf * mu + d to FMA show."""
+    np.array_equal on the model and every client store. Momentum 0.9 in some cases: buf * 0.5 is
+    exact, so only there would a contraction of buf * mu + d to one FMA show."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(56, 4))
     y = X[:, :3].argmax(axis=1).astype(np.int64)
     parts = np.split(rng.permutation(56), np.cumsum((11, 17, 13, 15))[:-1])
     p = NeuralProblem(build_model(ModelSpec((4,), mlp((40,), 3), "torch", "softmax_ce"), dtype=dtype), X, y, parts)
     alg = make_algorithm(name, **{"lr": 0.1, "E": 2, "B": 4, **params})
-    fused, st = drive(alg, p, 3, rho=3 / 4)
+    one_pass, st = drive(alg, p, 3, rho=3 / 4)
     cls = type(alg)
     monkeypatch.setattr(local_epochs, "SGD", NumpySGD)
     monkeypatch.setattr(cls, "local_terms", lambda self, *args: {})
     if numpy_gradient is not None:
         monkeypatch.setattr(cls, "local_gradient", numpy_gradient)
     numpy_run, ref = drive(alg, p, 3, rho=3 / 4)
-    assert fused.dtype == dtype and np.array_equal(fused, numpy_run)
-    assert not np.array_equal(fused, p.init_params(stream(0, "init")))
+    assert one_pass.dtype == dtype and np.array_equal(one_pass, numpy_run)
+    assert not np.array_equal(one_pass, p.init_params(stream(0, "init")))
     for store in ("W", "Y", "C"):
         if getattr(st, store, None) is not None:
             assert np.array_equal(getattr(st, store).to_array(), getattr(ref, store).to_array()), store
