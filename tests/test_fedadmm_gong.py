@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms import local_epochs, make_algorithm
 from fedrepro.algorithms.base import client_vectors
 from fedrepro.core.context import RunContext
 from fedrepro.core.rng import stream
@@ -23,7 +23,7 @@ from fedrepro.problems import problem_class
 from fedrepro.problems.neural import NeuralProblem
 from fedrepro.problems.protocols import check_pairing
 from fedrepro.sim.loop import simulate
-from tests.toys import Quadratic
+from tests.toys import NumpySGD, Quadratic
 
 SPEC = ModelSpec((4,), mlp((5,), 3), "torch", "softmax_ce")
 GONG = ("fedadmm_gong", "fedprox_sgd", "fedsgd", "scaffold")
@@ -257,6 +257,68 @@ def test_fedadmm_without_dual_option_ii_eta_1_is_fedprox_and_fedavg_bit_for_bit(
     for other in ({**admm, "dual_ascent": True}, {**admm, "local_init": "local"}, {**admm, "eta": 0.9}):
         assert not np.allclose(run("fedadmm_gong", rho=0.3, **other).w, prox.w, atol=1e-4)
     assert not np.array_equal(prox.w, avg.w)
+
+
+# ---- the one-pass local step (issue #28) against the numpy passes it replaced -------------------
+def numpy_proximal(alg, state, problem, ctx, j, client, w, g):
+    """FedProx's local_gradient before issue #28: g += rho_t (w - theta^t) in the model dtype."""
+    if state.rho_now:
+        tmp = w - state.w
+        tmp *= w.dtype.type(state.rho_now)
+        g += tmp
+
+
+def numpy_augmented(alg, state, problem, ctx, j, client, w, g):
+    """FedADMM-Gong's: the proximal term, then + y_i (the gradient of (3))."""
+    numpy_proximal(alg, state, problem, ctx, j, client, w, g)
+    if state.y_old is not None:
+        g += state.y_old
+
+
+def numpy_corrected(alg, state, problem, ctx, j, client, w, g):
+    """SCAFFOLD's: g += c - c_i."""
+    g += state.correction
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, params, numpy_gradient", [
+    ("fedadmm_gong", dict(local_init="local", momentum=0.9), numpy_augmented),         # Option I
+    ("fedadmm_gong", dict(local_init="global", random_epochs=False), numpy_augmented),  # Option II
+    ("fedadmm_gong", dict(local_init="sequential_shared", random_epochs=False, momentum=0.9),
+     numpy_augmented),                                                                  # early code
+    ("fedadmm_gong", dict(local_init="global", dual_ascent=False, rho_2=0.0, rho_switch=2), numpy_augmented),
+    ("fedprox_sgd", dict(rho=0.7), numpy_proximal),
+    ("fedprox_sgd", dict(rho=0.0, momentum=0.0), numpy_proximal),
+    ("scaffold", dict(), numpy_corrected),
+    ("scaffold", dict(momentum=0.9, K="fixed_50"), numpy_corrected),
+    ("fedavg_sgd", dict(momentum=0.5), None),
+])
+def test_local_runs_equal_the_numpy_passes_bit_for_bit(monkeypatch, dtype, name, params, numpy_gradient):
+    """Three rounds (E = 2 epochs of B = 4 on 11-17 samples: 3-10 steps per client) on a 323-parameter
+    MLP (the kernel's vector body and remainder): the one-pass step (local_terms -> SGD.step) against
+    the numpy passes it replaced (the hooks above + NumpySGD, patched into the same harness);
+    np.array_equal on the model and every client store. Momentum 0.9 in some cases: buf * 0.5 is
+    exact, so only there would a contraction of buf * mu + d to one FMA show."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(56, 4))
+    y = X[:, :3].argmax(axis=1).astype(np.int64)
+    parts = np.split(rng.permutation(56), np.cumsum((11, 17, 13, 15))[:-1])
+    p = NeuralProblem(build_model(ModelSpec((4,), mlp((40,), 3), "torch", "softmax_ce"), dtype=dtype), X, y, parts)
+    alg = make_algorithm(name, **{"lr": 0.1, "E": 2, "B": 4, **params})
+    one_pass, st = drive(alg, p, 3, rho=3 / 4)
+    cls = type(alg)
+    monkeypatch.setattr(local_epochs, "SGD", NumpySGD)
+    monkeypatch.setattr(cls, "local_terms", lambda self, *args: {})
+    if numpy_gradient is not None:
+        monkeypatch.setattr(cls, "local_gradient", numpy_gradient)
+    numpy_run, ref = drive(alg, p, 3, rho=3 / 4)
+    assert one_pass.dtype == dtype and np.array_equal(one_pass, numpy_run)
+    assert not np.array_equal(one_pass, p.init_params(stream(0, "init")))
+    for store in ("W", "Y", "C"):
+        if getattr(st, store, None) is not None:
+            assert np.array_equal(getattr(st, store).to_array(), getattr(ref, store).to_array()), store
+    if name == "scaffold":
+        assert np.array_equal(st.c, ref.c) and st.c.any()
 
 
 # ---- FedProx, FedSGD -----------------------------------------------------------------------

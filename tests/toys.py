@@ -1,10 +1,11 @@
-"""The tests' toy problem (one quadratic for every test) and tiny algorithms used to test the plumbing
-independently of any paper."""
+"""The tests' toy problem (one quadratic for every test), tiny algorithms used to test the plumbing
+independently of any paper, and the numpy SGD step the compiled one replaced (the reference of its tests)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg.blas import daxpy, saxpy
 
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.sync_base import SyncAlgorithm
@@ -145,3 +146,34 @@ def worker_blobs(counts, test_counts, *, n_classes: int = 3, dim: int = 6, seed:
     model = build_model(ModelSpec((dim,), (dense(n_classes),), init, "logits_ce", "tiny",
                                   dim * n_classes + n_classes))
     return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)
+
+
+class NumpySGD:
+    """The SGD step before the one-pass kernel (issue #28), written out: numpy passes, then the
+    BLAS axpy w += (-lr) d (fused) or the product rounded first, w -= lr d (unfused)."""
+
+    def __init__(self, lr, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False, fused=True):
+        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
+        self.dampening, self.nesterov, self.fused, self.buf = dampening, nesterov, fused, None
+
+    def step(self, w, grad):
+        d = grad
+        if self.weight_decay:
+            d = grad + self.weight_decay * w
+        if self.momentum:
+            if self.buf is None:
+                self.buf = np.array(d, copy=True)
+            else:
+                self.buf *= self.momentum
+                if self.dampening:
+                    self.buf += (1.0 - self.dampening) * d
+                else:
+                    self.buf += d
+            d = d + self.momentum * self.buf if self.nesterov else self.buf
+        if not self.lr:
+            return w
+        if self.fused:
+            assert (saxpy if w.dtype == np.float32 else daxpy)(d, w, a=-self.lr) is w    # in place
+        else:
+            w -= np.multiply(d, self.lr)
+        return w

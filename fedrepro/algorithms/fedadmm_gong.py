@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-from fedrepro.algorithms.fedprox_sgd import FedProxSGD, FedProxSGDState, add_proximal
+from fedrepro.algorithms.fedprox_sgd import FedProxSGD, FedProxSGDState
 from fedrepro.core.params import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, Boolean, Options
 from fedrepro.core.store import ClientStore
 
@@ -177,10 +177,9 @@ class FedADMMGong(FedProxSGD):
         state.y_old = np.array(state.Y[client], dtype=theta.dtype, copy=True) if self.dual_ascent else None
         return w
 
-    def local_gradient(self, state, problem, ctx, j, client, w, g):
-        add_proximal(state, w, g)                                                 # rho_t (w - theta^t)
-        if state.y_old is not None:
-            g += state.y_old                                                      # + y_i
+    def local_terms(self, state, problem, ctx, j, client):
+        # grad_w L_i(w, y_i, theta^t) = grad f_i(w) + rho_t (w - theta^t) + y_i: the gradient of (3)
+        return {"rho": state.rho_now, "anchor": state.w, "shift": state.y_old}
 
     def client_upload(self, state, problem, ctx, j, client, w, steps):
         w64 = w.astype(np.float64)

@@ -23,20 +23,6 @@ from fedrepro.core.params import NONNEGATIVE
 @dataclass(slots=True)
 class FedProxSGDState(LocalEpochsState):
     rho_now: float = 0.0                  # the proximal coefficient of the round being trained
-    scratch: np.ndarray | None = None     # (dim,) work vector of the proximal term
-
-
-def add_proximal(state, w: np.ndarray, g: np.ndarray) -> None:
-    """g += rho_now (w - theta^t) in place, in the model dtype (theta^t = state.w, the broadcast model);
-    nothing for rho_now = 0. The one proximal term FedProx and FedADMM-Gong share."""
-    if not state.rho_now:
-        return
-    tmp = state.scratch
-    if tmp is None or tmp.shape != w.shape or tmp.dtype != w.dtype:
-        tmp = state.scratch = np.empty_like(w)
-    np.subtract(w, state.w, out=tmp)
-    tmp *= w.dtype.type(state.rho_now)
-    g += tmp
 
 
 @dataclass
@@ -62,5 +48,6 @@ class FedProxSGD(FedAvgSGD):
         state.rho_now = self.rho_at(r)
         return super().client_update(state, problem, ctx, clients, r)
 
-    def local_gradient(self, state, problem, ctx, j, client, w, g):
-        add_proximal(state, w, g)
+    def local_terms(self, state, problem, ctx, j, client):
+        """rho_t (w - theta^t), theta^t = state.w the broadcast model (nothing for rho_t = 0)."""
+        return {"rho": state.rho_now, "anchor": state.w}

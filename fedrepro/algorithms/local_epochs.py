@@ -7,8 +7,9 @@ DRFA-Prox, Ind_j). In round r client i of the selected set S:
     w <- start point (default: the broadcast global model) ; fresh SGD optimiser (v <- 0)
     for each minibatch of client_batches (from the stream ("minibatch", r, i)):
         g <- grad of the minibatch mean loss at w (dropout masks from ("dropout", r, i))
-        g <- g + extra term of the local objective        (hook local_gradient: prox, control variates)
-        w <- SGD step (torch.optim.SGD semantics, momentum)
+        g <- g + extra terms of the local objective       (hook local_gradient, any; hook local_terms:
+                                                           rho (w - anchor) + shift, inside the step's pass)
+        w <- SGD step (torch.optim.SGD semantics, momentum; one compiled pass, fedrepro.nn.optim)
         after_step(w)                                     (hook: box projection, snapshots)
     upload <- client_upload(w)                            (default w)
 
@@ -29,8 +30,8 @@ for the models here, see benchmarks/README.md); every stream is keyed by (round,
 order of processing cannot change a result.
 
 Subclasses set ``aggregate`` / ``receive`` (the server) and may override the hooks
-:meth:`~LocalSGD.start_point`, :meth:`~LocalSGD.local_gradient`, :meth:`~LocalSGD.after_step`,
-:meth:`~LocalSGD.client_upload`.
+:meth:`~LocalSGD.start_point`, :meth:`~LocalSGD.local_terms`, :meth:`~LocalSGD.local_gradient`,
+:meth:`~LocalSGD.after_step`, :meth:`~LocalSGD.client_upload`.
 """
 from __future__ import annotations
 
@@ -64,18 +65,20 @@ class LocalEpochsState(LocalSGDState):
 
 
 def local_sgd(problem, w: np.ndarray, batches, optimizer, grad: np.ndarray, dropout, local_gradient=None,
-              after_step=None) -> tuple[int, int]:
+              after_step=None, terms: dict | None = None) -> tuple[int, int]:
     """The client-side loop (module docstring) on the model ``w``, updated in place: for each index
     array of ``batches``, the minibatch gradient into ``grad`` with the next generator of ``dropout``
     (an iterable, one per step), ``local_gradient(w, grad)`` (the local objective's gradient from the
-    minibatch one, in place), ``optimizer.step(w, grad)`` and ``after_step(w, step)`` (step 1-based).
+    minibatch one, in place), ``optimizer.step(w, grad, **terms)`` (``terms``: the local objective's
+    rho, anchor, shift, added inside the step) and ``after_step(w, step)`` (step 1-based).
     Returns (steps, per-sample gradients). Shared by :class:`LocalSGD` and ASPIRE's workers."""
     steps = samples = 0
+    terms = terms or {}
     for idx, rng in zip(batches, dropout):
         problem.batch_loss_grad(w, idx, rng=rng, out=grad)
         if local_gradient is not None:
             local_gradient(w, grad)
-        optimizer.step(w, grad)
+        optimizer.step(w, grad, **terms)
         steps += 1
         samples += len(idx)
         if after_step is not None:
@@ -107,9 +110,16 @@ class LocalSGD(SyncAlgorithm):
         """The client's initial local model (a fresh array it may modify); default the global model."""
         return np.array(state.w, copy=True)
 
+    def local_terms(self, state, problem, ctx, j: int, client: int) -> dict:
+        """The local objective's extra gradient terms rho (w - anchor) + shift for all of the client's
+        steps, as keyword arguments of :meth:`fedrepro.nn.optim.SGD.step` (``rho``, ``anchor``,
+        ``shift``; e.g. a proximal term, a dual, control variates): added inside the step's one pass.
+        Called after :meth:`start_point`; default none."""
+        return {}
+
     def local_gradient(self, state, problem, ctx, j: int, client: int, w: np.ndarray, g: np.ndarray) -> None:
-        """Add the local objective's extra gradient term to the minibatch gradient ``g`` in place
-        (e.g. rho (w - theta) for a proximal term); default none."""
+        """Change the minibatch gradient ``g`` in place before the step (any local objective's term
+        that :meth:`local_terms` cannot express); default nothing."""
 
     def after_step(self, state, problem, ctx, j: int, client: int, w: np.ndarray, step: int) -> None:
         """Called after the client's ``step``-th SGD step (1-based) with its model ``w`` (modify in
@@ -133,7 +143,8 @@ class LocalSGD(SyncAlgorithm):
             steps, samples = local_sgd(problem, w, self.client_batches(state, problem, ctx, j, c, r),
                                        SGD(self.lr, self.momentum), g, dropout=repeat(ctx.rng("dropout", r, c)),
                                        local_gradient=partial(self.local_gradient, state, problem, ctx, j, c),
-                                       after_step=partial(self.after_step, state, problem, ctx, j, c))
+                                       after_step=partial(self.after_step, state, problem, ctx, j, c),
+                                       terms=self.local_terms(state, problem, ctx, j, c))
             state.steps[j] = steps
             state.local_steps += steps
             state.local_samples += samples

@@ -65,8 +65,8 @@ class Scaffold(FedAvgSGD):
         state.correction = (state.c - state.c_old).astype(state.w.dtype)
         return np.array(state.w, copy=True)
 
-    def local_gradient(self, state, problem, ctx, j, client, w, g):
-        g += state.correction
+    def local_terms(self, state, problem, ctx, j, client):
+        return {"shift": state.correction}                                    # g - c_i + c
 
     def client_upload(self, state, problem, ctx, j, client, w, steps):
         K = steps if self.K == "actual_steps" else FIXED_K[self.K]
