@@ -40,3 +40,31 @@ def test_a_successful_rule_script_logs_only_its_output(tmp_path):
     log = tmp_path / "rule.log"
     assert _run_rule_script(log, 'print("done")\n').returncode == 0
     assert log.read_text() == "done\n"
+
+
+def test_a_snakemake_job_appends_its_profile_record(tmp_path):
+    """A job (an object with ``rule`` and ``output``, as Snakemake's) appends one line with its wall and
+    CPU time and peak memory to logs/profile/<rule>.jsonl of its working directory."""
+    import json
+
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "workflow" / "scripts")!r})
+        from _common import logged
+
+        class Snakemake:
+            rule = "aggregate"
+            log = ["rule.log"]
+            output = ["out.parquet"]
+
+        with logged(Snakemake()):
+            sum(i * i for i in range(200_000))
+    """)
+    for _ in range(2):
+        assert subprocess.run([sys.executable, "-c", script], cwd=tmp_path).returncode == 0
+    lines = [json.loads(x) for x in (tmp_path / "logs/profile/aggregate.jsonl").read_text().splitlines()]
+    assert len(lines) == 2
+    for rec in lines:
+        assert rec["rule"] == "aggregate" and rec["output"] == "out.parquet" and rec["status"] == "ok"
+        assert 0 < rec["startup_cpu_s"] <= rec["cpu_s"] and 0 < rec["startup_wall_s"] <= rec["wall_s"]
+        assert 5 < rec["max_rss_mb"] < 2000
