@@ -162,6 +162,8 @@ papers: [fedepm]
 paper_overrides:
   fedepm: {fig3: {scales: {quick: {seeds: 1}}}}
 kernel_threads: {quick: $KT}
+# several run_cells jobs (the quick default, 32 cells a job, would put all 30 in one)
+cells_per_job: {quick: 8}
 EOF
 TARGETS=(results/fedepm/fig3.parquet results/fedepm/fig3.summary.parquet figures/fedepm/fig2.pdf)
 ARGS=(--snakefile "$REPO/Snakefile" --directory "$W/run" --configfile "$W/smoke_config.yaml"
