@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                     # this checkout's fedrepro, not an installed one
 
+from fedrepro.core.peak_memory import peak_rss_mb as _peak_mb  # noqa: E402
 from fedrepro.data.dataset import MANIFEST  # noqa: E402
 OUT = ROOT / "benchmarks" / "results" / "paper_bill.json"
 #: rounds of a sample by problem: the neural problems' rounds are the expensive part of the bill
@@ -68,11 +69,6 @@ def group_kinds(cells: list[dict]) -> dict:
 def sample_rounds(cell: dict, cap: int | None) -> int:
     rounds = SAMPLE_ROUNDS.get(cell["problem"]["name"], DEFAULT_ROUNDS)
     return max(1, min(rounds, cap or rounds, int(cell.get("max_rounds", rounds)) or 1))
-
-
-def _peak_mb() -> float:
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) / 1024
 
 
 def _reset_peak() -> None:

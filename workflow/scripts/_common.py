@@ -15,6 +15,8 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from fedrepro.core.peak_memory import peak_rss_mb  # noqa: E402
+
 PROFILE_DIR = Path("logs/profile")
 
 
@@ -34,28 +36,15 @@ def _cpu_seconds():
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _peak_rss_kb():
-    """Peak resident memory of this process (VmHWM); not ``ru_maxrss``, which after fork + exec still
-    holds the Snakemake scheduler's peak."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
 def record_profile(snakemake, status, body_start, body_cpu):
     """Append this job's wall and CPU time (whole process, and the part before the script body:
     interpreter, Snakemake's preamble, imports) and peak memory to ``logs/profile/<rule>.jsonl``."""
     end = time.time()
     start = _process_start_wall()
-    rss_kb = _peak_rss_kb()
     line = {"rule": snakemake.rule, "output": str(snakemake.output[0]) if snakemake.output else "",
             "status": status, "start": round(start, 3), "wall_s": round(end - start, 3),
             "cpu_s": round(_cpu_seconds(), 3), "startup_wall_s": round(body_start - start, 3),
-            "startup_cpu_s": round(body_cpu, 3), "max_rss_mb": round(rss_kb / 1024, 1)}
+            "startup_cpu_s": round(body_cpu, 3), "max_rss_mb": round(peak_rss_mb(), 1)}
     PROFILE_DIR.mkdir(parents=True, exist_ok=True)
     # one short line per job, appended with O_APPEND: concurrent jobs never interleave within a line
     with open(PROFILE_DIR / f"{snakemake.rule}.jsonl", "a") as fh:
