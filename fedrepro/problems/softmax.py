@@ -92,6 +92,7 @@ class SoftmaxProblem(FederatedProblem):
                                for p in self.parts]
         else:
             self.eval_parts = self.parts
+        self._eval_X = [None] * self.m     # each worker's metric rows of X, gathered on first use
         # padded local index table for vectorized minibatch draws: (m, max size)
         self._table = np.zeros((self.m, int(self.client_sizes.max())), dtype=np.int64)
         for i, p in enumerate(self.parts):
@@ -166,7 +167,7 @@ class SoftmaxProblem(FederatedProblem):
             w = W if shared else W[j]
             Wm = w.reshape(self.C, self.p)
             idx = parts[c]
-            Xc = self.X[idx]
+            Xc = self._metric_rows(c) if parts is self.eval_parts and self.eval_fraction < 1 else self.X[idx]
             Z = Xc @ Wm.T
             yc = labels[idx]
             losses[j] = _ce(Z, yc).mean() + 0.5 * self.delta * (w @ w)
@@ -175,6 +176,16 @@ class SoftmaxProblem(FederatedProblem):
                 P[np.arange(idx.size), yc] -= 1.0
                 grads[j] = (P.T @ Xc).ravel() / idx.size + self.delta * w
         return losses, grads
+
+    def _metric_rows(self, c: int) -> np.ndarray:
+        """X[eval_parts[c]] for eval_fraction < 1, gathered once: the metrics read the same rows at every
+        evaluation (the copies hold that fraction of X; with eval_fraction 1 every use gathers anew,
+        so X is never held twice)."""
+        if self._eval_X[c] is None:
+            rows = self.X[self.eval_parts[c]]
+            rows.flags.writeable = False
+            self._eval_X[c] = rows
+        return self._eval_X[c]
 
     def client_losses(self, W, clients=None):
         """f_n at W on the worker's full local set and training labels; (len(clients),)."""
@@ -245,6 +256,48 @@ class SoftmaxProblem(FederatedProblem):
         return out
 
 
+def _design(dataset, drop_classes, bias: bool):
+    """(X_train, y_train, X_test, y_test) of ``dataset``: float64 features, ``drop_classes`` removed,
+    a column of ones appended when ``bias``; the test pair is None without a split."""
+    train, test = dataset.subset("train"), dataset.subset("test")
+    Xtr, ytr = np.asarray(train.X, dtype=np.float64), np.asarray(train.y, dtype=np.int64)
+    Xte, yte = np.asarray(test.X, dtype=np.float64), np.asarray(test.y, dtype=np.int64)
+    if dataset.split is None:
+        Xte = yte = None
+    drop = list(drop_classes)
+    if drop:
+        keep = ~np.isin(ytr, drop)
+        Xtr, ytr = Xtr[keep], ytr[keep]
+        if yte is not None:
+            keep = ~np.isin(yte, drop)
+            Xte, yte = Xte[keep], yte[keep]
+    if bias:
+        Xtr = np.hstack([Xtr, np.ones((Xtr.shape[0], 1))])
+        if Xte is not None:
+            Xte = np.hstack([Xte, np.ones((Xte.shape[0], 1))])
+    return Xtr, ytr, Xte, yte
+
+
+_SHARED_DESIGN: dict = {}     # _shared_design: (dataset, drop_classes, bias) -> read-only arrays, one entry
+
+
+def _shared_design(dataset, drop_classes, bias: bool):
+    """:func:`_design` of a :meth:`Dataset.load_shared` dataset, kept for the next cell of the job with
+    the same dataset and options (the pixels are decoded once per job, not once per cell). The arrays
+    are read-only: a problem never writes its data."""
+    key = (id(dataset), tuple(int(c) for c in drop_classes), bool(bias))
+    hit = _SHARED_DESIGN.get(key)
+    if hit is not None and hit[0] is dataset:
+        return hit[1]
+    arrays = _design(dataset, drop_classes, bias)
+    for arr in arrays:
+        if arr is not None:
+            arr.flags.writeable = False
+    _SHARED_DESIGN.clear()
+    _SHARED_DESIGN[key] = (dataset, arrays)
+    return arrays
+
+
 @problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
               data=[Anything("path of a client npz (instead of dataset)")],
               partition=[Anything("a partition rule name")], partition_params=[Anything("the rule's parameters")],
@@ -279,23 +332,10 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
         if data_dir is None:
             raise ValueError("softmax: data_dir (processed data folder) is required")
         dataset = Dataset.load_shared(processed_path(data_dir, spec["dataset"]))
+        Xtr, ytr, Xte, yte = _shared_design(dataset, spec.get("drop_classes", []), spec.get("bias", False))
+    else:
+        Xtr, ytr, Xte, yte = _design(dataset, spec.get("drop_classes", []), spec.get("bias", False))
     name = spec.get("dataset", dataset.name)
-    train, test = dataset.subset("train"), dataset.subset("test")
-    Xtr, ytr = np.asarray(train.X, dtype=np.float64), np.asarray(train.y, dtype=np.int64)
-    Xte, yte = np.asarray(test.X, dtype=np.float64), np.asarray(test.y, dtype=np.int64)
-    if dataset.split is None:
-        Xte = yte = None
-    drop = list(spec.get("drop_classes", []))
-    if drop:
-        keep = ~np.isin(ytr, drop)
-        Xtr, ytr = Xtr[keep], ytr[keep]
-        if yte is not None:
-            keep = ~np.isin(yte, drop)
-            Xte, yte = Xte[keep], yte[keep]
-    if spec.get("bias", False):
-        Xtr = np.hstack([Xtr, np.ones((Xtr.shape[0], 1))])
-        if Xte is not None:
-            Xte = np.hstack([Xte, np.ones((Xte.shape[0], 1))])
     Q = int(spec.get("Q", 20))
     rule = spec.get("partition", "pair_digit")
     params = dict(spec.get("partition_params", {}))
