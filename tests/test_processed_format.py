@@ -93,6 +93,23 @@ def test_load_memory_maps_x_and_load_shared_is_read_only(tmp_path):
     assert not shared.X.pixels.flags.writeable and not shared.y.flags.writeable
 
 
+def test_load_shared_keeps_the_last_datasets_and_rereads_a_rewritten_folder(tmp_path, monkeypatch):
+    import fedrepro.data.dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "_SHARED", {})
+    monkeypatch.setattr(dataset_module, "SHARED_DATASETS", 2)
+    for key in ("a", "b", "c"):
+        _toy("dense").save(tmp_path / key)
+    a, b = Dataset.load_shared(tmp_path / "a"), Dataset.load_shared(tmp_path / "b")
+    assert Dataset.load_shared(tmp_path / "a") is a and Dataset.load_shared(tmp_path / "b") is b   # alternating cells
+    Dataset.load_shared(tmp_path / "c")                 # a third: the least recently used (a) goes
+    assert Dataset.load_shared(tmp_path / "b") is b and Dataset.load_shared(tmp_path / "a") is not a
+    _toy("pixels").save(tmp_path / "b")                 # rewritten: read again, the old version dropped
+    fresh = Dataset.load_shared(tmp_path / "b")
+    assert fresh is not b and isinstance(fresh.X, PixelArray)
+    assert sum(k[0] == str((tmp_path / "b").resolve()) for k in dataset_module._SHARED) == 1
+
+
 def test_save_replaces_a_folder_and_an_incomplete_folder_is_never_read(tmp_path):
     _toy("dense").save(tmp_path / "toy")
     (tmp_path / "toy" / "stale.npy").write_bytes(b"x")

@@ -17,6 +17,7 @@ def data_dir(tmp_path):
     pixels = rng.integers(0, 256, (n, 6), dtype=np.uint8)
     split = np.where(np.arange(n) < 90, "train", "test")
     Dataset("tiny", PixelArray(pixels), rng.integers(0, 3, n), split, {}, {}).save(tmp_path / "tiny")
+    Dataset("tiny2", PixelArray(pixels[::-1].copy()), rng.integers(0, 3, n), split, {}, {}).save(tmp_path / "tiny2")
     softmax._SHARED_DESIGN.clear()
     yield tmp_path
     softmax._SHARED_DESIGN.clear()
@@ -35,6 +36,13 @@ def test_cells_of_a_job_share_the_decoded_arrays(data_dir):
     np.testing.assert_array_equal(fresh.X, a.X)
     np.testing.assert_array_equal(fresh.X_test, a.X_test)
     assert fresh.X.flags.writeable                                   # a Dataset passed in is not kept
+
+
+def test_cells_alternating_between_two_datasets_decode_each_once(data_dir):
+    first = [build_softmax(dict(SPEC, dataset=d), seed=1, data_dir=data_dir) for d in ("tiny", "tiny2")]
+    again = [build_softmax(dict(SPEC, dataset=d), seed=2, data_dir=data_dir) for d in ("tiny", "tiny2")]
+    assert all(a.X is b.X for a, b in zip(first, again))
+    assert not np.array_equal(first[0].X, first[1].X)
 
 
 @pytest.mark.parametrize("eval_fraction", [0.5, 1.0])

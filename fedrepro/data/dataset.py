@@ -19,7 +19,8 @@ import scipy.sparse as sp
 
 MANIFEST = "dataset.json"   # the file that makes a processed-dataset folder complete
 FORMAT = 2                  # 1: one .npz per dataset (before issue #28), no longer read
-_SHARED: dict = {}          # Dataset.load_shared: (path, size, mtime of the manifest) -> Dataset
+_SHARED: dict = {}          # Dataset.load_shared: (path, size, mtime of the manifest) -> Dataset, newest last
+SHARED_DATASETS = 4         # how many datasets load_shared keeps (memory-mapped: held pages are the ones read)
 
 
 class PixelArray:
@@ -175,21 +176,25 @@ class Dataset:
 
     @classmethod
     def load_shared(cls, path: str | os.PathLike) -> "Dataset":
-        """:meth:`load`, kept for the next call with the same folder (one dataset per process: the
-        cells of one Snakemake job read the same data). The arrays are read-only; the folder is
-        re-read when its manifest's size or modification time changes."""
+        """:meth:`load`, kept for the next call with the same folder (the cells of one Snakemake job
+        read the same data; a job whose cells alternate between datasets keeps the last
+        :data:`SHARED_DATASETS`). The arrays are read-only; the folder is re-read when its manifest's
+        size or modification time changes."""
         path = Path(path)
         st = (path / MANIFEST).stat()
         key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        hit = _SHARED.get(key)
+        hit = _SHARED.pop(key, None)
         if hit is None:
             hit = cls.load(path)
             X = hit.X.pixels if isinstance(hit.X, PixelArray) else hit.X
             for arr in (X, hit.y, hit.split, *hit.groups.values()):
                 if isinstance(arr, np.ndarray):
                     arr.flags.writeable = False
-            _SHARED.clear()
-            _SHARED[key] = hit
+            for old in [k for k in _SHARED if k[0] == key[0]]:      # an older version of this folder
+                del _SHARED[old]
+            while len(_SHARED) >= SHARED_DATASETS:
+                del _SHARED[next(iter(_SHARED))]                    # the least recently used
+        _SHARED[key] = hit
         return hit
 
     @classmethod

@@ -278,24 +278,26 @@ def _design(dataset, drop_classes, bias: bool):
     return Xtr, ytr, Xte, yte
 
 
-_SHARED_DESIGN: dict = {}     # _shared_design: (dataset, drop_classes, bias) -> read-only arrays, one entry
+_SHARED_DESIGN: dict = {}     # _shared_design: (dataset, drop_classes, bias) -> read-only arrays, newest last
+SHARED_DESIGNS = 2            # how many _shared_design keeps (a quick-scale job alternates MNIST / FMNIST)
 
 
 def _shared_design(dataset, drop_classes, bias: bool):
-    """:func:`_design` of a :meth:`Dataset.load_shared` dataset, kept for the next cell of the job with
-    the same dataset and options (the pixels are decoded once per job, not once per cell). The arrays
-    are read-only: a problem never writes its data."""
+    """:func:`_design` of a :meth:`Dataset.load_shared` dataset, kept for the next cells of the job with
+    the same dataset and options (the pixels are decoded once per job, not once per cell; the last
+    :data:`SHARED_DESIGNS` are kept). The arrays are read-only: a problem never writes its data."""
     key = (id(dataset), tuple(int(c) for c in drop_classes), bool(bias))
-    hit = _SHARED_DESIGN.get(key)
-    if hit is not None and hit[0] is dataset:
-        return hit[1]
-    arrays = _design(dataset, drop_classes, bias)
-    for arr in arrays:
-        if arr is not None:
-            arr.flags.writeable = False
-    _SHARED_DESIGN.clear()
-    _SHARED_DESIGN[key] = (dataset, arrays)
-    return arrays
+    hit = _SHARED_DESIGN.pop(key, None)
+    if hit is None or hit[0] is not dataset:
+        arrays = _design(dataset, drop_classes, bias)
+        for arr in arrays:
+            if arr is not None:
+                arr.flags.writeable = False
+        hit = (dataset, arrays)
+        while len(_SHARED_DESIGN) >= SHARED_DESIGNS:
+            del _SHARED_DESIGN[next(iter(_SHARED_DESIGN))]          # the least recently used
+    _SHARED_DESIGN[key] = hit
+    return hit[1]
 
 
 @problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
