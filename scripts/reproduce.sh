@@ -13,7 +13,14 @@ case " $* " in *" -j"*|*" --jobs"*|*" --cores"*|*" -c"*|*"--profile"*) ;; *) job
 # scheduling step, CPU taken from the build's two cores for jobs that all ask for one thread
 sched=()
 case " $* " in *" --scheduler"*) ;; *) sched=(--scheduler greedy) ;; esac
-snakemake "${jobs[@]}" "${sched[@]}" --rerun-incomplete "$@"
+# Snakemake's job rate limiter (default 100 jobs / 1 s) re-arms a 1-s timer at every pass of its
+# scheduling loop, so every finished job adds one more wake-up per second for the rest of the build
+# (thousands of passes a minute by the end, each re-evaluating the ready jobs). A 5-s window keeps
+# the limit far above what 2 cores start and wakes the loop a fifth as often; the build may end up
+# to 5 s after its last job (the last timer). A cluster profile keeps its own setting.
+rate=()
+case " $* " in *" --max-jobs-per-timespan"*|*"--profile"*) ;; *) rate=(--max-jobs-per-timespan 1000/5s) ;; esac
+snakemake "${jobs[@]}" "${sched[@]}" "${rate[@]}" --rerun-incomplete "$@"
 # the report of what was just built (a paper key in "$@" gives that paper's report); its error,
 # if any, is shown and fails the script
 if ! snakemake --report results/report.html "$@"; then

@@ -154,7 +154,8 @@ def test_reproduce_shows_and_fails_on_a_report_error(tmp_path):
     assert res.returncode != 0
     assert "report exploded: missing figure" in res.stderr            # snakemake's own message is shown
     assert "could not be built" in res.stderr
-    assert calls == ["-j 2 --scheduler greedy --rerun-incomplete fedepm", "--report results/report.html fedepm"]
+    assert calls == ["-j 2 --scheduler greedy --max-jobs-per-timespan 1000/5s --rerun-incomplete fedepm",
+                     "--report results/report.html fedepm"]
 
 
 def test_reproduce_builds_the_report_of_the_same_targets(tmp_path):
