@@ -74,7 +74,7 @@ USER_PAPER = "custom"
 
 class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """YAML's safe loader (libyaml's C parser where PyYAML has it: the same documents, parsed about
-    eight times faster; every Snakemake job reads the paper files), except that a key repeated in one
+    six times faster, measured on the paper files; every Snakemake job reads them), except that a key repeated in one
     mapping is an error (YAML says keys are unique; PyYAML would silently keep the last value)."""
 
 
