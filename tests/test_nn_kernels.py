@@ -182,3 +182,26 @@ def test_heads_reject_float_labels_and_a_wrong_out_buffer(fn):
             fn(z, np.array([0, 1, 2]), out=bad)
     good = np.empty((4, 3)).T                                  # any strides of the right shape and dtype
     assert fn(z, np.array([0, 1, 2]), out=good)[1] is good
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k, s, ho", [(5, 1, 6), (3, 2, 4), (1, 1, 3)])
+def test_compiled_col2im_is_the_strided_adds_bit_for_bit(dtype, k, s, ho):
+    """kernels.col2im_add (a convolution's input gradient from its per-offset blocks) against the
+    loop of kh*kw strided numpy adds it replaced, on a view of a larger block buffer (as the
+    layer's workspace hands it): every element gets its adds in the same order."""
+    bsz, c, wo = 3, 5, ho + 1
+    r = np.random.default_rng(5)
+    buf = _special(dtype, (k * k, (bsz + 2) * ho * wo, c), seed=6)
+    blocks = buf[:, :bsz * ho * wo]                            # not contiguous
+    hp, wp = s * (ho - 1) + k, s * (wo - 1) + k
+    d0 = r.standard_normal((bsz, hp, wp, c)).astype(dtype)
+    expected = d0.copy()
+    b6 = blocks.reshape(k, k, bsz, ho, wo, c)
+    with np.errstate(invalid="ignore"):
+        for i in range(k):
+            for j in range(k):
+                expected[:, i:i + s * ho:s, j:j + s * wo:s, :] += b6[i, j]
+    got = d0.copy()
+    kernels.col2im_add(blocks, got, ho, wo, k, s)
+    _same_bits(got, expected)

@@ -298,11 +298,7 @@ class Conv2d(Layer):
 
     def _scatter(self, blocks, d, ho, wo):
         """col2im of one chunk: d[:, i + s*u, j + s*v] += block_ij[:, u, v]."""
-        k, s = self.kernel_size, self.stride
-        blocks = blocks.reshape(k, k, d.shape[0], ho, wo, d.shape[3])
-        for i in range(k):
-            for j in range(k):
-                d[:, i:i + s * ho:s, j:j + s * wo:s, :] += blocks[i, j]
+        kernels.col2im_add(blocks, d, ho, wo, self.kernel_size, self.stride)
 
     def _col2im(self, params, g2, xshape, ws):
         """Input gradient from the output gradient g2 (rows, O): d cols as one (rows, C)
