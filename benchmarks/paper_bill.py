@@ -49,10 +49,15 @@ ONLY_EXPERIMENTS = None
 
 
 def paper_cells(papers, scale: str = "paper", seed: int = 20260101) -> list[dict]:
-    from fedrepro.experiments.cells import expand, load_paper_fragment
+    """The cells a build runs: every experiment's, less those that copy an earlier experiment's run
+    (:func:`fedrepro.experiments.cells.same_runs`)."""
+    from fedrepro.experiments.cells import expand, load_paper_fragment, same_runs
 
-    return [c for p in papers for e, b in load_paper_fragment(p, ROOT)["experiments"].items()
-            if ONLY_EXPERIMENTS is None or e in ONLY_EXPERIMENTS for c in expand(p, e, b, scale, seed)]
+    by_experiment = {(p, e): expand(p, e, b, scale, seed) for p in papers
+                     for e, b in load_paper_fragment(p, ROOT)["experiments"].items()
+                     if ONLY_EXPERIMENTS is None or e in ONLY_EXPERIMENTS}
+    copies = same_runs(by_experiment)
+    return [c for cells in by_experiment.values() for c in cells if c["cell"] not in copies]
 
 
 def group_kinds(cells: list[dict]) -> dict:

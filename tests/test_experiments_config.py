@@ -245,3 +245,59 @@ def test_schema_defaults_match_the_shipped_config():
     for key in ("cells_per_job", "kernel_threads", "scale", "strict", "progress_seconds"):
         if "default" in props[key] and key in shipped:
             assert props[key]["default"] == shipped[key], key
+
+
+SAME_A = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
+          "algorithms": {"fedadmm": {}, "fedavg": {"step_c": 0.5}}, "grid": {"k0": [1, 2]},
+          "seeds": 1, "max_rounds": 4, "rho": 0.5, "stop": {"rule": "none"},
+          "stop_by_algorithm": {"fedavg": {"rule": "target", "reference": "fedadmm"}}}
+# k0 = 2 repeats SAME_A's runs (problem.n = 5 is the block's own value: a label only); k0 = 3 does not
+SAME_B = {**SAME_A, "grid": {"k0": [2, 3], "problem.n": [5]}}
+
+
+def test_same_runs_point_back_to_the_first_experiment_with_the_run():
+    from fedrepro.experiments.cells import run_key, same_runs
+
+    a, b = expand("custom", "a", SAME_A, "quick", 7), expand("custom", "b", SAME_B, "quick", 7)
+    copies = same_runs({("custom", "a"): a, ("custom", "b"): b})
+    assert {c["cell"] for c in b if c["k0"] == 2} == set(copies)          # both algorithms, fedavg by its reference
+    for cell_id_, source in copies.items():
+        copy_ = next(c for c in b if c["cell"] == cell_id_)
+        assert source["experiment"] == "a" and run_key(source) == run_key(copy_)
+        assert source["columns"] == {"k0": 2} and copy_["columns"] == {"k0": 2, "n": 5}
+    # the later experiment copies the earlier one, whichever it is; none within one experiment
+    assert {s["experiment"] for s in same_runs({("custom", "b"): b, ("custom", "a"): a}).values()} == {"b"}
+    assert same_runs({("custom", "a"): a}) == {}
+    # a target-stop run repeats another only when its reference run does
+    moved = {**SAME_B, "algorithms": {"fedadmm": {"r0": 0.3}, "fedavg": {"step_c": 0.5}}}
+    c = expand("custom", "c", moved, "quick", 7)
+    assert same_runs({("custom", "a"): a, ("custom", "c"): c}) == {}
+    # other papers never share runs
+    assert same_runs({("p", "a"): expand("p", "a", SAME_A, "quick", 7), ("q", "b"): expand("q", "b", SAME_B, "quick", 7)}) == {}
+
+
+def test_a_relabelled_run_is_what_running_the_cell_gives():
+    """relabel_run(rows of the source run) equals run_frame of the copy's own run, column for column
+    and in the same order, but for the timings (a second measurement of the same computation)."""
+    import pandas as pd
+
+    from fedrepro.experiments.cells import same_runs
+    from fedrepro.experiments.results import relabel_run
+    from fedrepro.experiments.runner import run_cell
+
+    a, b = expand("custom", "a", SAME_A, "quick", 7), expand("custom", "b", SAME_B, "quick", 7)
+    copies = same_runs({("custom", "a"): a, ("custom", "b"): b})
+    timings = ["run_wall_time", "run_cpu_time", "run_local_time", "run_local_cpu_time",
+               "wall_time", "cpu_time", "local_time", "local_cpu_time"]
+    ran = {c["cell"]: run_cell(c) for c in a if c["algorithm"] == "fedadmm"}
+    for c in b:
+        if c["cell"] not in copies or c["algorithm"] != "fedadmm":
+            continue
+        source = copies[c["cell"]]
+        got = relabel_run(pd.concat(ran.values(), ignore_index=True), source, c)
+        want = run_cell(c)
+        assert list(got.columns) == list(want.columns)
+        pd.testing.assert_frame_equal(got.drop(columns=timings), want.drop(columns=timings))
+        assert (got[timings].to_numpy() == ran[source["cell"]][timings].to_numpy()).all()
+    with pytest.raises(ValueError, match="not in its file"):
+        relabel_run(ran[a[0]["cell"]].iloc[0:0], a[0], b[0])

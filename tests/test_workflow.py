@@ -252,3 +252,40 @@ def test_yaml_1_2_numbers_are_numbers_in_config_files_and_on_the_command_line(tm
     bad.write_text(block % "'5e-1'")
     res = dry_run("--configfile", str(bad))
     assert res.returncode != 0 and "rho" in res.stdout + res.stderr
+
+
+def test_a_run_repeated_by_a_later_experiment_is_copied_not_rerun(tmp_path):
+    """Experiment b repeats a's k0 = 2 runs (cells.same_runs): b's job waits for a's file and copies
+    those rows relabelled (its own experiment, cell ids and swept columns; the one run's timings);
+    b's other runs run. The provenance names the copied runs."""
+    import json
+
+    import pandas as pd
+    import yaml
+
+    from fedrepro.experiments.results import read_metadata
+
+    block = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
+             "algorithms": {"fedadmm": {}, "fedavg": {"step_c": 0.5}}, "grid": {"k0": [1, 2]},
+             "seeds": 1, "max_rounds": 4, "rho": 0.5, "stop": {"rule": "none"},
+             "stop_by_algorithm": {"fedavg": {"rule": "target", "reference": "fedadmm"}}}
+    config = tmp_path / "same.yaml"
+    config.write_text(yaml.safe_dump({"papers": [], "experiments": {
+        "a": block, "b": {**block, "grid": {"k0": [2, 3], "problem.n": [5]}}}}))
+    res = subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path / "w"), "--configfile",
+                          str(config), "-j", "2", "results/custom/b.parquet", "results/custom/a.parquet"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    w = tmp_path / "w"
+    a, b = pd.read_parquet(w / "results/custom/a.parquet"), pd.read_parquet(w / "results/custom/b.parquet")
+    assert sorted(b["k0"].unique()) == [2, 3] and (b["experiment"] == "b").all() and (b["n"] == 5).all()
+    assert set(b["swept"]) == {json.dumps(["k0", "n"])} and "n" not in a.columns
+    same = read_metadata(w / "results/custom/b.parquet")["same_runs"]
+    assert len(same) == 2 and all(v.startswith("custom/a/") for v in same.values())
+    logs = "".join(p.read_text() for p in (w / "logs/cells/custom/b").glob("*.log"))
+    assert logs.count("rows copied") == 2
+    for cell, source in same.items():
+        mine, theirs = b[b["cell"] == cell], a[a["cell"] == source.split("/")[-1]]
+        assert mine["run_cpu_time"].iloc[0] == theirs["run_cpu_time"].iloc[0]          # one run, not two
+        keep = [c for c in theirs.columns if c not in ("experiment", "cell", "swept")]
+        pd.testing.assert_frame_equal(mine[keep].reset_index(drop=True), theirs[keep].reset_index(drop=True))

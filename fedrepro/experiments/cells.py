@@ -431,6 +431,44 @@ def all_cells(config: dict, root: str | Path = ".") -> dict:
     return result
 
 
+#: what names a cell in its experiment, not what its run computes
+LABEL_KEYS = ("experiment", "cell", "columns", "shared")
+
+
+def run_key(cell: dict) -> str:
+    """The cell's content without :data:`LABEL_KEYS`: two cells with the same key run the same
+    computation (same data, algorithm, parameters, seed, stop rule, scale) and give the same rows
+    but for the labels."""
+    payload = {k: v for k, v in cell.items() if k not in LABEL_KEYS}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def same_runs(cells_by_experiment: dict) -> dict[str, dict]:
+    """``{cell id: earlier cell}`` for the cells that repeat, in a later experiment, a run of an
+    earlier experiment of the same paper (e.g. the centre point of a sensitivity sweep that another
+    figure also shows): such a cell is not run again; its rows are the earlier run's, relabelled
+    (:func:`fedrepro.experiments.results.relabel_run`). "Earlier" is the order of
+    ``cells_by_experiment`` (papers, then experiments as configured), so a copy always points back and
+    the jobs' dependencies have no cycle. A cell with a ``target`` stop rule repeats a run only if its
+    reference run (looked up in its own experiment) repeats the other's reference run too."""
+    first: dict[tuple, dict] = {}
+    out = {}
+    for (paper, _), cells in cells_by_experiment.items():
+        keys: dict[str, str] = {}
+
+        def key(cell):
+            if cell["cell"] not in keys:
+                ref = reference_cell(cell, cells)
+                keys[cell["cell"]] = run_key(cell) + ("" if ref is None else " stops at " + key(ref))
+            return keys[cell["cell"]]
+
+        for cell in cells:
+            source = first.setdefault((paper, key(cell)), cell)
+            if source["experiment"] != cell["experiment"]:
+                out[cell["cell"]] = source
+    return out
+
+
 def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
     """Group an experiment's cells into jobs: ``{batch_id: [cells]}``.
 

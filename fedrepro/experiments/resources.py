@@ -14,6 +14,11 @@ from pathlib import Path
 from fedrepro.data.plan import split_key
 
 
+#: memory request of a job whose cells all copy an earlier experiment's run: the interpreter, pandas and
+#: the source's results file (the aggregate jobs, which read such files, peaked at 180-290 MB in quick builds)
+COPY_MEMORY_MB = 1024
+
+
 def cell_memory_mb(cell: dict) -> int:
     """The memory request of a cell's job (Snakemake ``resources: mem_mb``; local runs respect it
     with ``--resources mem_mb=N``): from the measured peak of its kind's sample

@@ -111,6 +111,35 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
     return df[front + [c for c in df.columns if c not in front]]
 
 
+#: the columns run_frame sets from the cell and the run (besides the swept keys), in its order
+RUN_CONSTANTS = (*IDENTIFIERS, "k0", "rho", "m", "dim", "n_samples", "params", "problem", "swept", *RUN_COLUMNS,
+                 "kernel_threads", "delays", "time_budget")
+
+
+def relabel_run(frame: pd.DataFrame, source: dict, cell: dict) -> pd.DataFrame:
+    """The rows of ``cell`` from the rows of ``source``, a cell of another experiment with the same run
+    (:func:`fedrepro.experiments.cells.same_runs`): what :func:`run_frame` gives for ``cell`` on the same
+    run. The experiment, cell id and swept columns are ``cell``'s; the run's settings, outcome, rounds,
+    metrics and timings (one measurement of the one run) are the source's."""
+    rows = frame[frame["cell"] == source["cell"]]
+    if rows.empty:
+        raise ValueError(f"run {source['cell']} ({source['paper']}/{source['experiment']}) is not in its file; "
+                         "rerun with --rerun-incomplete")
+    old_labels = [k for k in (source.get("columns") or {}) if k not in RUN_CONSTANTS]
+    for key in old_labels:
+        if not (rows[key] == source["columns"][key]).all():
+            raise ValueError(f"column {key!r} of run {source['cell']} is not its swept value "
+                             f"{source['columns'][key]!r}: a recorded metric of that name; cannot relabel")
+    df = rows.drop(columns=old_labels).reset_index(drop=True)
+    labels = {"experiment": cell["experiment"], "cell": cell["cell"],
+              "swept": json.dumps(sorted(cell.get("columns") or {})), **(cell.get("columns") or {})}
+    for key, value in labels.items():
+        df[key] = value
+    const = [c for c in RUN_CONSTANTS if c in df.columns]
+    front = const + [k for k in labels if k not in const]
+    return df[front + [c for c in df.columns if c not in front]]
+
+
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict) -> Path:
     """Write ``df`` to ``path`` atomically (temporary name, then rename) with ``metadata``
     stored as JSON under the schema key ``fedrepro``. Never leaves a partial file at ``path``."""

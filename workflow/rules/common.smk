@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
 from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
-                                        timing_repeats)
+                                        same_runs, timing_repeats)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
 from fedrepro.experiments.report_markdown import provenance_markdown, skipped_markdown
@@ -63,6 +63,8 @@ KERNEL_THREADS = int(config.get("kernel_threads", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
+# {cell id: the cell of an earlier experiment whose run it repeats}: its rows are copied, not re-run
+SAME_RUN = same_runs(CELLS)
 DATA = DataPlan(config)
 SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
 OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
@@ -83,6 +85,22 @@ def batch_paths(paper, experiment):
 
 def cells_of(paper, experiment):
     return CELLS[(paper, experiment)]
+
+
+def run_cells_of(batch):
+    """The batch's cells that run (the others copy an earlier experiment's run)."""
+    return [c for c in BATCH_CELLS[batch] if c["cell"] not in SAME_RUN]
+
+
+def copies(batch):
+    """{cell id: {"source": the earlier cell with the same run, "path": the file holding it}} for the batch."""
+    out = {}
+    for cell in BATCH_CELLS[batch]:
+        source = SAME_RUN.get(cell["cell"])
+        if source is not None:
+            out[cell["cell"]] = {"source": source,
+                                 "path": batch_path(source["paper"], source["experiment"], BATCH_OF[source["cell"]])}
+    return out
 
 
 def references(paper, experiment, batch):

@@ -9,12 +9,20 @@ from _common import logged  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from fedrepro.experiments.results import provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.results import provenance, relabel_run, summarize, write_parquet  # noqa: E402
 from fedrepro.experiments.runner import progress_printer, run_cell  # noqa: E402
 
 with logged(snakemake) as log:
     frames = []
+    copies = snakemake.params.copies
     for cell in snakemake.params.cells:
+        if cell["cell"] in copies:
+            source, path = copies[cell["cell"]]["source"], copies[cell["cell"]]["path"]
+            frames.append(relabel_run(pd.read_parquet(path, filters=[("cell", "==", source["cell"])]), source, cell))
+            print(f"cell {cell['cell']}: {cell['paper']}/{cell['experiment']} {cell['algorithm']} "
+                  f"columns={cell['columns']}: the run of {source['paper']}/{source['experiment']} cell "
+                  f"{source['cell']} (columns={source['columns']}), rows copied", flush=True)
+            continue
         reference = None
         if cell["cell"] in snakemake.params.references:
             ref_id, ref_path = snakemake.params.references[cell["cell"]]
@@ -34,5 +42,6 @@ with logged(snakemake) as log:
         frames.append(df)
     cells = [c["cell"] for c in snakemake.params.cells]
     out = pd.concat(frames, ignore_index=True, sort=False)
+    same_runs = {c: f"{v['source']['paper']}/{v['source']['experiment']}/{v['source']['cell']}" for c, v in copies.items()}
     write_parquet(out, snakemake.output[0], provenance(snakemake.params.config_hash, cells=cells,
-                                                       settings=snakemake.params.cells))
+                                                       settings=snakemake.params.cells, same_runs=same_runs))
