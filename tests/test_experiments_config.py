@@ -301,3 +301,19 @@ def test_a_relabelled_run_is_what_running_the_cell_gives():
         assert (got[timings].to_numpy() == ran[source["cell"]][timings].to_numpy()).all()
     with pytest.raises(ValueError, match="not in its file"):
         relabel_run(ran[a[0]["cell"]].iloc[0:0], a[0], b[0])
+
+
+def test_relabel_replaces_the_labels_and_refuses_a_label_that_hides_a_metric():
+    import pandas as pd
+
+    from fedrepro.experiments.results import relabel_run
+
+    frame = pd.DataFrame({"paper": "custom", "experiment": "a", "cell": "s", "algorithm": "x", "instance": 0,
+                          "seed": 1, "swept": '["g"]', "g": [None, None], "round": [0, 1]})
+    source = {"cell": "s", "paper": "custom", "experiment": "a", "columns": {"g": None}}
+    out = relabel_run(frame, source, {"cell": "c", "experiment": "b", "columns": {"h": 2}})
+    assert list(out.columns) == ["paper", "experiment", "cell", "algorithm", "instance", "seed", "swept", "h", "round"]
+    assert (out["experiment"] == "b").all() and (out["h"] == 2).all() and (out["swept"] == '["h"]').all()
+    metric = frame.assign(g=[0.1, 0.2])          # a recorded metric named like the swept key
+    with pytest.raises(ValueError, match="recorded metric"):
+        relabel_run(metric, {**source, "columns": {"g": 0.1}}, {"cell": "c", "experiment": "b", "columns": {}})

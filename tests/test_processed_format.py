@@ -96,8 +96,7 @@ def test_load_memory_maps_x_and_load_shared_is_read_only(tmp_path):
 def test_load_shared_keeps_the_last_datasets_and_rereads_a_rewritten_folder(tmp_path, monkeypatch):
     import fedrepro.data.dataset as dataset_module
 
-    monkeypatch.setattr(dataset_module, "_SHARED", {})
-    monkeypatch.setattr(dataset_module, "SHARED_DATASETS", 2)
+    monkeypatch.setattr(dataset_module, "_SHARED", dataset_module.Kept(2))
     for key in ("a", "b", "c"):
         _toy("dense").save(tmp_path / key)
     a, b = Dataset.load_shared(tmp_path / "a"), Dataset.load_shared(tmp_path / "b")
@@ -107,7 +106,7 @@ def test_load_shared_keeps_the_last_datasets_and_rereads_a_rewritten_folder(tmp_
     _toy("pixels").save(tmp_path / "b")                 # rewritten: read again, the old version dropped
     fresh = Dataset.load_shared(tmp_path / "b")
     assert fresh is not b and isinstance(fresh.X, PixelArray)
-    assert sum(k[0] == str((tmp_path / "b").resolve()) for k in dataset_module._SHARED) == 1
+    assert sum(k[0] == str((tmp_path / "b").resolve()) for k in dataset_module._SHARED.keys()) == 1
 
 
 def test_save_replaces_a_folder_and_an_incomplete_folder_is_never_read(tmp_path):

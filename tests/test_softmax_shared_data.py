@@ -39,7 +39,7 @@ def test_cells_of_a_job_share_the_decoded_arrays(data_dir):
 
 
 def test_cells_alternating_between_two_datasets_decode_each_once(data_dir, monkeypatch):
-    monkeypatch.setattr(softmax, "SHARED_DESIGNS", 2)
+    monkeypatch.setattr(softmax._SHARED_DESIGN, "size", 2)
     first = [build_softmax(dict(SPEC, dataset=d), seed=1, data_dir=data_dir) for d in ("tiny", "tiny2")]
     again = [build_softmax(dict(SPEC, dataset=d), seed=2, data_dir=data_dir) for d in ("tiny", "tiny2")]
     assert all(a.X is b.X for a, b in zip(first, again))
@@ -59,7 +59,7 @@ def test_metric_rows_gathered_once_give_the_same_losses(data_dir, eval_fraction)
 
 
 def test_one_kept_design_is_dropped_before_the_next_is_decoded(data_dir):
-    assert softmax.SHARED_DESIGNS == 1                                # a job holds one cell's data
+    assert softmax._SHARED_DESIGN.size == 1                           # a job holds one cell's data
     a = build_softmax(SPEC, seed=1, data_dir=data_dir)
     b = build_softmax(dict(SPEC, dataset="tiny2"), seed=1, data_dir=data_dir)
     assert len(softmax._SHARED_DESIGN) == 1 and b.X is not a.X

@@ -16,11 +16,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from fedrepro.core.kept import Kept
+
 
 MANIFEST = "dataset.json"   # the file that makes a processed-dataset folder complete
 FORMAT = 2                  # 1: one .npz per dataset (before issue #28), no longer read
-_SHARED: dict = {}          # Dataset.load_shared: (path, size, mtime of the manifest) -> Dataset, newest last
-SHARED_DATASETS = 4         # how many datasets load_shared keeps (memory-mapped: held pages are the ones read)
+# Dataset.load_shared: (path, size, mtime of the manifest) -> Dataset; the last 4 (memory-mapped: the
+# pages held are the ones read)
+_SHARED = Kept(4)
 
 
 class PixelArray:
@@ -178,24 +181,21 @@ class Dataset:
     def load_shared(cls, path: str | os.PathLike) -> "Dataset":
         """:meth:`load`, kept for the next call with the same folder (the cells of one Snakemake job
         read the same data; a job whose cells alternate between datasets keeps the last
-        :data:`SHARED_DATASETS`). The arrays are read-only; the folder is re-read when its manifest's
-        size or modification time changes."""
+        ``_SHARED.size``). The arrays are read-only; the folder is re-read when its manifest's size or
+        modification time changes (the older version is dropped)."""
         path = Path(path)
         st = (path / MANIFEST).stat()
         key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        hit = _SHARED.pop(key, None)
-        if hit is None:
-            hit = cls.load(path)
-            X = hit.X.pixels if isinstance(hit.X, PixelArray) else hit.X
-            for arr in (X, hit.y, hit.split, *hit.groups.values()):
+
+        def load():
+            data = cls.load(path)
+            X = data.X.pixels if isinstance(data.X, PixelArray) else data.X
+            for arr in (X, data.y, data.split, *data.groups.values()):
                 if isinstance(arr, np.ndarray):
                     arr.flags.writeable = False
-            for old in [k for k in _SHARED if k[0] == key[0]]:      # an older version of this folder
-                del _SHARED[old]
-            while len(_SHARED) >= SHARED_DATASETS:
-                del _SHARED[next(iter(_SHARED))]                    # the least recently used
-        _SHARED[key] = hit
-        return hit
+            return data
+
+        return _SHARED.get(key, load, stale=lambda k: k[0] == key[0])
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Dataset":

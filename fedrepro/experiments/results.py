@@ -21,6 +21,7 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fedrepro import __version__
@@ -111,6 +112,13 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
     return df[front + [c for c in df.columns if c not in front]]
 
 
+def _same_label(stored, value) -> bool:
+    """A label column's stored value is the cell's (None comes back from Parquet as None or NaN)."""
+    if value is None or stored is None or (isinstance(stored, float) and stored != stored):
+        return (value is None or value != value) and (stored is None or stored != stored)
+    return bool(np.all(stored == value))
+
+
 #: the columns run_frame sets from the cell and the run (besides the swept keys), in its order
 RUN_CONSTANTS = (*IDENTIFIERS, "k0", "rho", "m", "dim", "n_samples", "params", "problem", "swept", *RUN_COLUMNS,
                  "kernel_threads", "delays", "time_budget")
@@ -127,7 +135,7 @@ def relabel_run(frame: pd.DataFrame, source: dict, cell: dict) -> pd.DataFrame:
                          "rerun with --rerun-incomplete")
     old_labels = [k for k in (source.get("columns") or {}) if k not in RUN_CONSTANTS]
     for key in old_labels:
-        if not (rows[key] == source["columns"][key]).all():
+        if not all(_same_label(v, source["columns"][key]) for v in rows[key]):
             raise ValueError(f"column {key!r} of run {source['cell']} is not its swept value "
                              f"{source['columns'][key]!r}: a recorded metric of that name; cannot relabel")
     df = rows.drop(columns=old_labels).reset_index(drop=True)

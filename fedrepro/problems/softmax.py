@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedrepro.core.kept import Kept
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Real
 from fedrepro.problems.base import FederatedProblem, problem_spec
 
@@ -278,30 +279,27 @@ def _design(dataset, drop_classes, bias: bool):
     return Xtr, ytr, Xte, yte
 
 
-_SHARED_DESIGN: dict = {}     # _shared_design: (dataset, drop_classes, bias) -> read-only arrays, newest last
-# How many _shared_design keeps. One: a job's memory request is that of one cell (decoded MNIST is
-# 377 MB); a quick frpg job alternating MNIST and FMNIST cells with two kept peaked at 1,233 MB
-# against its 1,068 MB request (695 MB with one), for 6 of its ~120 CPU-s.
-SHARED_DESIGNS = 1
+# _shared_design: (dataset, drop_classes, bias) -> read-only arrays. One kept: a job's memory request is
+# that of one cell (decoded MNIST is 377 MB); a quick frpg job alternating MNIST and FMNIST cells with
+# two kept peaked at 1,233 MB against its 1,068 MB request (695 MB with one), for 6 of its ~120 CPU-s.
+_SHARED_DESIGN = Kept(1)
 
 
 def _shared_design(dataset, drop_classes, bias: bool):
     """:func:`_design` of a :meth:`Dataset.load_shared` dataset, kept for the next cells of the job with
     the same dataset and options (the pixels are decoded once per run of such cells, not once per cell;
-    the last :data:`SHARED_DESIGNS` are kept, and one is dropped before the next is decoded). The arrays
+    the last ``_SHARED_DESIGN.size`` are kept, and one is dropped before the next is decoded). The arrays
     are read-only: a problem never writes its data."""
-    key = (id(dataset), tuple(int(c) for c in drop_classes), bool(bias))
-    hit = _SHARED_DESIGN.pop(key, None)
-    if hit is None or hit[0] is not dataset:
-        while len(_SHARED_DESIGN) >= SHARED_DESIGNS:
-            del _SHARED_DESIGN[next(iter(_SHARED_DESIGN))]          # the least recently used
+
+    def decode():
         arrays = _design(dataset, drop_classes, bias)
         for arr in arrays:
             if arr is not None:
                 arr.flags.writeable = False
-        hit = (dataset, arrays)
-    _SHARED_DESIGN[key] = hit
-    return hit[1]
+        return dataset, arrays
+
+    key = (id(dataset), tuple(int(c) for c in drop_classes), bool(bias))
+    return _SHARED_DESIGN.get(key, decode, valid=lambda kept: kept[0] is dataset)[1]     # an id can be reused
 
 
 @problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
