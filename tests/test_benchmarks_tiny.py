@@ -132,6 +132,12 @@ def test_build_profile_summary(tmp_path):
     assert "| figure | 1 |" in proc.stdout
 
 
+def test_speed_probe_records_one_probe(tmp_path):
+    out = run_tiny("speed_probe.py", "--out", tmp_path / "probe.jsonl", cwd=tmp_path)
+    (record,) = [json.loads(line) for line in (tmp_path / "probe.jsonl").read_text().splitlines()]
+    assert record["python_ms"] > 0 and record["sgemm_ms"] > 0 and "python loop" in out
+
+
 def test_every_benchmark_script_has_a_tiny_test():
     """Every script in benchmarks/ is run with --tiny by a test: here, or (paper_bill.py) in its own file."""
     text = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
