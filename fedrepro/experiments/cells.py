@@ -147,9 +147,7 @@ def column_name(key: str) -> str:
 
 def cell_id(cell: dict) -> str:
     """Stable 12-hex-digit id of a cell's content (independent of dict order)."""
-    payload = {k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")}
-    blob = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:12]
+    return config_hash({k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")})[:12]
 
 
 def config_hash(obj) -> str:
@@ -439,8 +437,7 @@ def run_key(cell: dict) -> str:
     """The cell's content without :data:`LABEL_KEYS`: two cells with the same key run the same
     computation (same data, algorithm, parameters, seed, stop rule, scale) and give the same rows
     but for the labels."""
-    payload = {k: v for k, v in cell.items() if k not in LABEL_KEYS}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS})
 
 
 def same_runs(cells_by_experiment: dict) -> dict[str, dict]:

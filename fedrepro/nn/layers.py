@@ -16,8 +16,8 @@ channel-first planes instead, and fold the bias into their GEMMs. The others
 work a few images at a time (im2col chunk + GEMM while the chunk is in cache) and
 rebuild the chunks in the backward pass rather than keeping the whole matrix. The input
 gradient is a batched GEMM giving one block per kernel offset, scattered back
-by kh*kw strided adds (col2im). :class:`Flatten` converts back to PyTorch's
-(C, H, W) feature order.
+by the kh*kw strided adds of col2im, one compiled pass (:func:`fedrepro.nn.kernels.col2im_add`).
+:class:`Flatten` converts back to PyTorch's (C, H, W) feature order.
 
 Feature vectors are kept feature-major, (F, B): a dense layer is then y = W x + b,
 one GEMM with W (out, in) as stored, whose output is the next layer's input with
