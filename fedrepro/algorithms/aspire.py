@@ -46,6 +46,7 @@ from fedrepro.algorithms._mixture import report
 from fedrepro.algorithms.async_base import AsyncAlgorithm
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.local_epochs import local_sgd, random_batch
+from fedrepro.algorithms.ops import aspire_step
 from fedrepro.algorithms.ops.priors import PRIOR_CONSTRAINT, resolve_prior
 from fedrepro.algorithms.ops.uncertainty_sets import UNCERTAINTY_SETS, make_uncertainty_set
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Options
@@ -218,22 +219,21 @@ class Aspire(AsyncAlgorithm):
         reports = []
         grad = np.empty_like(z)
         dropout = problem.model.has_dropout
+        T = z.dtype.type
+        k1, a1 = T(kappa1), T(self.alpha1)
         for j in np.asarray(workers, dtype=np.int64):
             j = int(j)
             w = state.W[j].copy()
-            pi_j, phi_j = float(state.pi[j]), state.phi[j]
+            pi_j, phi_j = T(state.pi[j]), state.phi[j]
 
-            def lagrangian_gradient(w, g):
+            def gradient(w, g):
                 # (11): grad_w Ltilde = pi_j grad f_j - phi_j - kappa_1 (z - w_j), in the order of its terms
-                g *= pi_j
-                g -= phi_j
-                g -= kappa1 * (z - w)
+                aspire_step.lagrangian_gradient(g, phi_j, z, w, pi_j, k1)
 
             rng = ctx.rng("minibatch", t, j)          # the job's minibatches, then its loss batch
             local_sgd(problem, w, (random_batch(problem, rng, j, self.B) for _ in range(self.local_steps)), sgd, grad,
                       dropout=(ctx.rng("dropout", t, j, s) for s in count()) if dropout else repeat(None),
-                      local_gradient=lagrangian_gradient,
-                      after_step=lambda w, steps: np.clip(w, -self.alpha1, self.alpha1, out=w))
+                      local_gradient=gradient, after_step=lambda w, steps: aspire_step.clip_inplace(w, a1))
             reports.append((w, report(problem, j, problem.batch_loss(w, random_batch(problem, rng, j, self.B_loss)))))
         return reports
 
@@ -241,25 +241,24 @@ class Aspire(AsyncAlgorithm):
         m = problem.m
         _, kappa1, eta_z = self._constants(m)
         for j, (w, F) in zip(workers, reports):                        # M0
-            state.sum_W += w - state.W[j]
-            state.W[j] = w
+            aspire_step.absorb_report(state.sum_W, state.W[j], w)
             state.F[j] = F
         clock = info.get("clock")
         if state.T1_time is not None and t < state.T1 and clock is not None and clock >= state.T1_time:
             state.T1, state.T1_time = t + 1, None                     # the clock fixes T1 (docstring)
         c1 = max(1.0 / (self.rho1 * (t + 1) ** (1 / 6)), self.c_min)
         c2 = max(1.0 / (self.rho2 * (t + 1) ** (1 / 6)), self.c_min)
-        z = state.w - eta_z * (state.sum_phi + kappa1 * (m * state.w - state.sum_W))          # M1, (12)
-        state.w = np.clip(z, -self.alpha1, self.alpha1).astype(state.w.dtype)
+        T = state.w.dtype.type
+        z = np.empty_like(state.w)                                     # M1, (12)
+        aspire_step.consensus_step(state.w, state.sum_phi, state.sum_W, T(m), kappa1, eta_z, self.alpha1, z)
+        state.w = z
         state.h = float(np.clip(state.h - self.eta_h * (1.0 - state.lam.sum()), 0.0, self.alpha2))  # M2, (13)
         state.lam_prev = state.lam
         vals = state.planes @ state.F
         state.lam = np.clip(state.lam + self.rho1 * (vals - state.h - c1 * state.lam), 0.0, self.alpha3)  # M3, (14)
         for j in workers:                                              # M4, (15)
-            new = np.clip(state.phi[j] + self.rho2 * (state.w - state.W[j] - c2 * state.phi[j]),
-                          -self.alpha4, self.alpha4)
-            state.sum_phi += new - state.phi[j]
-            state.phi[j] = new
+            aspire_step.dual_step(state.phi[j], state.sum_phi, state.w, state.W[j], T(self.rho2), T(c2),
+                                  T(self.alpha4))
         state.cp_solved = (t + 1) % state.k == 0 and t < state.T1
         if state.cp_solved:                                            # M5: EASE
             self._ease(state)
