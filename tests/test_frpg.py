@@ -69,6 +69,37 @@ def test_worker_prox_step_optimality_and_gradient():
                 assert obj(W[j]) <= obj(W[j] + eps * e) + 1e-15
 
 
+@pytest.mark.parametrize("rows", [1, 6])
+def test_compiled_worker_step_equals_the_numpy_expressions_bitwise(rows):
+    """(8a), (8b) with (7), (8c) through the compiled passes (float64 rows) against the numpy expressions
+    they replace, bit for bit, with rows on both branches of the prox."""
+    from fedrepro.algorithms.ops.frpg_step import mix_points, update_v
+    rng = np.random.default_rng(rows)
+    d, lam, alpha, beta, delta = 1003, 1.6, 217.3, 0.137, 1e-3
+    w0 = rng.normal(size=d) * 1e-3
+    prev, V = (w0 + rng.normal(size=(rows, d)) * np.logspace(-7, 0, rows)[:, None] for _ in range(2))
+    q = rng.normal(size=(rows, d)) * 1e-2
+    U_ref = (1 - beta) * prev + beta * V
+    U = mix_points(prev, V, beta)
+    np.testing.assert_array_equal(U, U_ref)
+    t = lam / alpha                                   # worker_prox_step as written with huber_prox
+    r = w0 - U + q / alpha
+    W_ref = w0 - huber_prox(r, t, MU)
+    G_ref = (lam / np.maximum(np.sqrt(np.einsum("...d,...d->...", r, r)), MU + t))[..., None] * r
+    W, G = worker_prox_step(w0, U, q, alpha, lam, MU)
+    np.testing.assert_array_equal(W, W_ref)
+    np.testing.assert_array_equal(G, G_ref)
+    np.testing.assert_array_equal(update_v(V, U, q, G, delta, alpha, beta),
+                                  V - (delta * (V - U) + q - G) / (delta + alpha * beta))
+    if rows > 1:                                      # both branches of the prox are taken
+        n = np.linalg.norm(r, axis=1)
+        assert (n <= MU + t).any() and (n > MU + t).any()
+    # anything but float64 C rows takes the numpy path, with the same values
+    W_f, G_f = worker_prox_step(w0, np.asfortranarray(U), q, alpha, lam, MU)
+    np.testing.assert_array_equal(W_f, W_ref)
+    np.testing.assert_array_equal(G_f, G_ref)
+
+
 def test_project_ball():
     G = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
     np.testing.assert_allclose(project_ball(G, 1.0), [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])

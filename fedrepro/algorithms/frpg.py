@@ -23,6 +23,7 @@ import numpy as np
 
 from fedrepro.algorithms.base import State
 from fedrepro.algorithms.sync_base import SyncAlgorithm
+from fedrepro.algorithms.ops.frpg_step import mix_points, update_v
 from fedrepro.algorithms.ops.huber_prox import huber, penalty_grad, project_ball, worker_prox_step
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, Boolean, Options
 from fedrepro.core.store import ClientStore
@@ -131,11 +132,11 @@ class FRPG(SyncAlgorithm):
         sel = _rows(clients, problem.m)
         prev = state.Wmem[self._memory_slot(t)][sel]
         V = state.V[sel]
-        U = (1 - beta) * prev + beta * V                                # (8a) / (21a)
+        U = mix_points(prev, V, beta)                                    # (8a) / (21a)
         idx = problem.sample_minibatch(ctx.rng("minibatch", r, t), clients, self.batch)
         q = problem.minibatch_grads(U, idx)
         W, G = worker_prox_step(state.w, U, q, alpha, self.lam, self.mu)   # (8b), (7)
-        state.V[sel] = V - (delta * (V - U) + q - G) / (delta + alpha * beta)   # (8c)
+        state.V[sel] = update_v(V, U, q, G, delta, alpha, beta)         # (8c)
         state.Wmem[t][sel] = W
         state.Gsum[sel] += G
 

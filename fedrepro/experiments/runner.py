@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from fedrepro.algorithms import make_algorithm
+from fedrepro.core.allocator import keep_freed_memory
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
@@ -53,6 +54,7 @@ class Run:
     kwargs: dict = field(default_factory=dict)     # the loop's keyword arguments
 
     def simulate(self, progress=None):
+        keep_freed_memory()          # large numpy temporaries reuse freed pages (fedrepro.core.allocator)
         loop = simulate_async if self.algorithm.asynchronous else simulate
         return loop(self.problem, self.algorithm, progress=progress, **self.kwargs)
 

@@ -9,6 +9,7 @@ Frobenius norm of each worker's whole C x p block, flattened to d).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, types
 
 
 def _norms(z: np.ndarray) -> np.ndarray:
@@ -52,13 +53,56 @@ def worker_prox_step(w0: np.ndarray, u: np.ndarray, q: np.ndarray, alpha, lam: f
     w0 : (d,) broadcast server model; u, q : (n, d) per-worker points and
     stochastic gradients; alpha : scalar step parameter of (16)/(27).
     Returns (w, g), both (n, d).
+
+    Float64 C-contiguous rows (FRPG's) go through two compiled passes around the norms (r, then w and g),
+    bit-identical to the numpy expressions of :func:`huber_prox` and of the formulas above
+    (tests/test_frpg.py); anything else through numpy.
     """
     t = lam / alpha
-    r = w0 - u + q / alpha
+    if _compiled(w0, u, q):
+        r = np.empty_like(u)
+        _residual(w0, u, q, float(alpha), r)
+    else:
+        r = w0 - u + q / alpha
     n = _norms(r)
-    w = w0 - huber_prox(r, t, mu)
-    g = (lam / np.maximum(n, mu + t))[..., None] * r
-    return w, g
+    mt = mu + t
+    scale = np.where(n <= mt, mu / mt, 1.0 - t / np.maximum(n, mt))      # huber_prox's scale of r
+    gscale = lam / np.maximum(n, mt)
+    if _compiled(w0, r):
+        w, g = np.empty_like(r), np.empty_like(r)
+        _apply(w0, r, scale, gscale, w, g)
+        return w, g
+    return w0 - scale[..., None] * r, gscale[..., None] * r
+
+
+def _compiled(w0, *rows) -> bool:
+    return (w0.dtype == np.float64 and w0.ndim == 1 and w0.flags.c_contiguous
+            and all(x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous and x.shape[1] == w0.shape[0]
+                    and x.shape == rows[0].shape for x in rows))
+
+
+_KERNEL = dict(cache=True, nogil=True, boundscheck=False)
+_ROW, _ROWS = types.Array(types.float64, 1, "C", readonly=True), types.Array(types.float64, 2, "C", readonly=True)
+_OUT = types.Array(types.float64, 2, "C")
+
+
+@njit(types.void(_ROW, _ROWS, _ROWS, types.float64, _OUT), **_KERNEL)
+def _residual(w0, u, q, alpha, r):
+    """r = w0 - u + q / alpha, in numpy's order: (w0 - u) + (q / alpha)."""
+    for j in range(u.shape[0]):
+        for i in range(u.shape[1]):
+            r[j, i] = (w0[i] - u[j, i]) + q[j, i] / alpha
+
+
+@njit(types.void(_ROW, _ROWS, _ROW, _ROW, _OUT, _OUT), **_KERNEL)
+def _apply(w0, r, scale, gscale, w, g):
+    """w = w0 - scale[:, None] r (w0 - prox_{t p}(r)), g = gscale[:, None] r."""
+    for j in range(r.shape[0]):
+        s, gs = scale[j], gscale[j]
+        for i in range(r.shape[1]):
+            x = r[j, i]
+            w[j, i] = w0[i] - s * x
+            g[j, i] = gs * x
 
 
 def penalty_grad(w0: np.ndarray, W: np.ndarray, lam: float, mu: float) -> np.ndarray:
