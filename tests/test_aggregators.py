@@ -78,3 +78,19 @@ def test_mean_and_coordinate_median():
     V = np.array([[1.0, 10.0], [2.0, -5.0], [100.0, 0.0]])
     np.testing.assert_allclose(agg.mean(V), [103 / 3, 5 / 3])
     np.testing.assert_allclose(agg.coordinate_median(V), [2.0, 0.0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 20])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_coordinate_median_is_numpys_median_bitwise(n, dtype):
+    rng = np.random.default_rng(n)
+    V = rng.standard_normal((n, 301)).astype(dtype)
+    V[:, 7] = 3.0                                      # ties
+    V[0, 11] = np.nan                                  # a NaN column is NaN, as in np.median
+    V[:, 13] = rng.integers(-2, 3, n)                  # few distinct values
+    ours, ref = agg.coordinate_median(V), np.median(V, axis=0)
+    assert ours.dtype == ref.dtype and np.isnan(ours[11])
+    np.testing.assert_array_equal(ours, ref)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    keep = ~np.isnan(ref)
+    np.testing.assert_array_equal(ours[keep].view(np.uint8), ref[keep].view(np.uint8))   # signed zeros too

@@ -15,8 +15,18 @@ def mean(V: np.ndarray) -> np.ndarray:
 
 
 def coordinate_median(V: np.ndarray) -> np.ndarray:
-    """Coordinate-wise median; V (n, d) -> (d,)."""
-    return np.median(V, axis=0)
+    """Coordinate-wise median; V (n, d) -> (d,): ``np.median(V, axis=0)``, bit for bit, from one sort of
+    the columns (numpy's median partitions each strided column: 3.7 ms against 0.7 for FRPG's (20, 7850)).
+    As np.median: the middle value, or the mean (a + b) / 2 of the two middle ones; NaN where a column has one."""
+    V = np.asarray(V)
+    if V.ndim != 2 or V.shape[0] == 0 or V.dtype.kind != "f":
+        return np.median(V, axis=0)
+    n = V.shape[0]
+    S = np.sort(V, axis=0)                      # NaN sorts last
+    k = n // 2
+    med = S[k].copy() if n % 2 else (S[k - 1] + S[k]) / 2
+    med[np.isnan(S[-1])] = np.nan
+    return med
 
 
 def pairwise_sq_dists(V: np.ndarray) -> np.ndarray:
