@@ -138,6 +138,11 @@ def test_speed_probe_records_one_probe(tmp_path):
     assert record["python_ms"] > 0 and record["sgemm_ms"] > 0 and "python loop" in out
 
 
+def test_bench_allocator(tmp_path):
+    out = run_tiny("bench_allocator.py", cwd=tmp_path)
+    assert ("keep_freed_memory" in out and "minor faults a step" in out) or "not glibc" in out
+
+
 def test_every_benchmark_script_has_a_tiny_test():
     """Every script in benchmarks/ is run with --tiny by a test: here, or (paper_bill.py) in its own file."""
     text = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
