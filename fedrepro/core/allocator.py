@@ -4,14 +4,16 @@ glibc serves a request above ``M_MMAP_THRESHOLD`` with a fresh ``mmap`` and retu
 the heap to the system above ``M_TRIM_THRESHOLD`` (both tuned dynamically from 128 KiB). A numpy
 expression over rows of a few MB -- FRPG's (20, 7850) float64 worker rows, 1.26 MB -- then gets
 fresh pages for every temporary and pays a page fault for each 4 KiB of it: FRPG's numpy worker
-passes took 5.1 ms a step with 758,000 minor faults per 500 steps, 1.0 ms with 8,000 once freed memory
-is kept (benchmarks/README.md). :func:`keep_freed_memory` raises both thresholds, so that such
+passes took 6.55 ms and 1,808 minor faults a step, 1.15 ms and 1.2 faults once freed memory is kept
+(``benchmarks/bench_allocator.py``). :func:`keep_freed_memory` raises both thresholds, so that such
 temporaries reuse the pages freed by the previous ones. Arithmetic is untouched (results are the same
-bits); the resident size stays at the process's high-water mark instead of shrinking between peaks.
+bits); the resident size stays at the process's high-water mark instead of shrinking between peaks, and
+a job's peak grew by 0-65 MB in the quick build (frpg 814 -> 880 MB; the memory requests' margin,
+``resources.MEMORY_SLACK_MB``, is 512 MB).
 
-The processes fedrepro owns call it first (the workflow's rule scripts, the CLI, the benchmarks that
-time cells); from your own Python session call it yourself before running cells to get the same speed.
-Elsewhere than glibc (macOS, musl) it does nothing.
+Every run calls it (:meth:`fedrepro.experiments.runner.Run.simulate`, the path of the workflow, the CLI
+and the benchmarks that time cells); code that times its own numpy work outside a run calls it itself.
+Elsewhere than glibc (macOS, musl, Windows) it does nothing.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def _mallopt():
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         gnu = ctypes.CDLL(None).gnu_get_libc_version      # only glibc has it (musl, macOS: AttributeError)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):      # TypeError: no CDLL(None) (Windows)
         return None
     del gnu
     fn = getattr(libc, "mallopt", None)
