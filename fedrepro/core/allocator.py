@@ -31,10 +31,9 @@ _applied: bool | None = None
 def _mallopt():
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        gnu = ctypes.CDLL(None).gnu_get_libc_version      # only glibc has it (musl, macOS: AttributeError)
-    except (OSError, AttributeError, TypeError):      # TypeError: no CDLL(None) (Windows)
+        ctypes.CDLL(None).gnu_get_libc_version      # only glibc has it (musl, macOS: AttributeError)
+    except (OSError, AttributeError, TypeError):     # TypeError: no CDLL(None) (Windows)
         return None
-    del gnu
     fn = getattr(libc, "mallopt", None)
     if fn is not None:
         fn.argtypes, fn.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int

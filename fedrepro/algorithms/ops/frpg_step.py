@@ -13,13 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-_OPTS = dict(cache=True, nogil=True, boundscheck=False)
+from fedrepro.algorithms.ops.huber_prox import KERNEL_OPTS as _OPTS, float64_rows
+
 _IN, _OUT = types.Array(types.float64, 2, "C", readonly=True), types.Array(types.float64, 2, "C")
-
-
-def _compiled(*rows) -> bool:
-    return all(x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous and x.shape == rows[0].shape
-               for x in rows)
 
 
 @njit(types.void(_IN, _IN, types.float64, types.float64, _OUT), **_OPTS)
@@ -39,7 +35,7 @@ def _update_v(V, U, q, G, delta, den, out):
 
 def mix_points(prev: np.ndarray, V: np.ndarray, beta: float) -> np.ndarray:
     """(8a): U = (1 - beta) prev + beta V, a new (n, d) array."""
-    if not _compiled(prev, V):
+    if not float64_rows(prev, V):
         return (1 - beta) * prev + beta * V
     U = np.empty_like(V)
     _mix(prev, V, float(1 - beta), float(beta), U)
@@ -50,7 +46,7 @@ def update_v(V: np.ndarray, U: np.ndarray, q: np.ndarray, G: np.ndarray, delta: 
              beta: float) -> np.ndarray:
     """(8c): V - (delta (V - U) + q - G) / (delta + alpha beta), a new (n, d) array."""
     den = delta + alpha * beta
-    if not _compiled(V, U, q, G):
+    if not float64_rows(V, U, q, G):
         return V - (delta * (V - U) + q - G) / den
     out = np.empty_like(V)
     _update_v(V, U, q, G, float(delta), float(den), out)

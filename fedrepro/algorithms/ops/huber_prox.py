@@ -59,7 +59,8 @@ def worker_prox_step(w0: np.ndarray, u: np.ndarray, q: np.ndarray, alpha, lam: f
     (tests/test_frpg.py); anything else through numpy.
     """
     t = lam / alpha
-    if _compiled(w0, u, q):
+    fast = _compiled(w0, u, q)
+    if fast:
         r = np.empty_like(u)
         _residual(w0, u, q, float(alpha), r)
     else:
@@ -68,25 +69,31 @@ def worker_prox_step(w0: np.ndarray, u: np.ndarray, q: np.ndarray, alpha, lam: f
     mt = mu + t
     scale = np.where(n <= mt, mu / mt, 1.0 - t / np.maximum(n, mt))      # huber_prox's scale of r
     gscale = lam / np.maximum(n, mt)
-    if _compiled(w0, r):
-        w, g = np.empty_like(r), np.empty_like(r)
-        _apply(w0, r, scale, gscale, w, g)
-        return w, g
-    return w0 - scale[..., None] * r, gscale[..., None] * r
+    if not fast:
+        return w0 - scale[..., None] * r, gscale[..., None] * r
+    w, g = np.empty_like(r), np.empty_like(r)
+    _apply(w0, r, scale, gscale, w, g)
+    return w, g
+
+
+def float64_rows(*rows) -> bool:
+    """Whether the arrays are float64 C-contiguous (n, d) rows of one shape: what FRPG's compiled passes
+    take (here and in :mod:`.frpg_step`); rows of another client store go through numpy."""
+    return all(x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous and x.shape == rows[0].shape
+               for x in rows)
 
 
 def _compiled(w0, *rows) -> bool:
-    return (w0.dtype == np.float64 and w0.ndim == 1 and w0.flags.c_contiguous
-            and all(x.dtype == np.float64 and x.ndim == 2 and x.flags.c_contiguous and x.shape[1] == w0.shape[0]
-                    and x.shape == rows[0].shape for x in rows))
+    return (w0.dtype == np.float64 and w0.ndim == 1 and w0.flags.c_contiguous and float64_rows(*rows)
+            and rows[0].shape[1] == w0.shape[0])
 
 
-_KERNEL = dict(cache=True, nogil=True, boundscheck=False)
+KERNEL_OPTS = dict(cache=True, nogil=True, boundscheck=False)
 _ROW, _ROWS = types.Array(types.float64, 1, "C", readonly=True), types.Array(types.float64, 2, "C", readonly=True)
 _OUT = types.Array(types.float64, 2, "C")
 
 
-@njit(types.void(_ROW, _ROWS, _ROWS, types.float64, _OUT), **_KERNEL)
+@njit(types.void(_ROW, _ROWS, _ROWS, types.float64, _OUT), **KERNEL_OPTS)
 def _residual(w0, u, q, alpha, r):
     """r = w0 - u + q / alpha, in numpy's order: (w0 - u) + (q / alpha)."""
     for j in range(u.shape[0]):
@@ -94,7 +101,7 @@ def _residual(w0, u, q, alpha, r):
             r[j, i] = (w0[i] - u[j, i]) + q[j, i] / alpha
 
 
-@njit(types.void(_ROW, _ROWS, _ROW, _ROW, _OUT, _OUT), **_KERNEL)
+@njit(types.void(_ROW, _ROWS, _ROW, _ROW, _OUT, _OUT), **KERNEL_OPTS)
 def _apply(w0, r, scale, gscale, w, g):
     """w = w0 - scale[:, None] r (w0 - prox_{t p}(r)), g = gscale[:, None] r."""
     for j in range(r.shape[0]):
