@@ -22,7 +22,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[bootstrap] installing pinned dependencies (requirements.lock)" >&2
   pipq() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1 \
            | { grep -v "^WARNING: Location .* is ignored" || true; } >&2; return "${PIPESTATUS[0]}"; }
-  pipq -r requirements.lock
+  # the lock pins every package (a pip freeze), so pip need not resolve dependencies (pip check below
+  # confirms they are met) nor byte-compile file by file: compileall does it on both cores, without the
+  # packages' own test suites; meanwhile fedrepro's numba kernels compile into their on-disk cache
+  # (else the workflow's DAG, which imports fedrepro.nn, would compile them while nothing else runs)
+  pipq --no-deps --no-compile -r requirements.lock
   pipq --no-deps --no-build-isolation -e .
+  if ! .venv/bin/python -m pip check > .venv/pip-check.txt; then
+    cat .venv/pip-check.txt >&2
+    echo "error: requirements.lock does not hold every package its packages need (above); add them" >&2
+    exit 1
+  fi
+  .venv/bin/python -c "import fedrepro.algorithms, fedrepro.nn" & kernels=$!
+  site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  .venv/bin/python -m compileall -q -j 2 -x '/tests?/' "$site" fedrepro workflow/scripts > /dev/null
+  wait "$kernels"
   echo "$want" > "$stamp"
 fi

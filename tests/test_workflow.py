@@ -289,3 +289,38 @@ def test_a_run_repeated_by_a_later_experiment_is_copied_not_rerun(tmp_path):
         assert mine["run_cpu_time"].iloc[0] == theirs["run_cpu_time"].iloc[0]          # one run, not two
         keep = [c for c in theirs.columns if c not in ("experiment", "cell", "swept")]
         pd.testing.assert_frame_equal(mine[keep].reset_index(drop=True), theirs[keep].reset_index(drop=True))
+
+
+def test_job_priority_ranks_by_modelled_work_below_the_data_jobs():
+    from fedrepro.experiments.resources import DATA_PRIORITY, job_priority, modelled_cell_seconds
+
+    cell = {"algorithm": "fedavg", "problem": {"name": "linreg_synthetic", "m": 1000, "n": 1000},
+            "k0": 10, "rho": 0.5, "max_rounds": 200}
+    assert job_priority([cell]) == round(modelled_cell_seconds(cell)) > 0
+    assert job_priority([dict(cell, max_rounds=400)]) > job_priority([cell])
+    assert job_priority([cell, cell]) > job_priority([cell])
+    assert job_priority([]) == 0                       # a job that only copies earlier runs
+    assert job_priority([dict(cell, max_rounds=10 ** 12)]) == DATA_PRIORITY - 1
+
+
+def test_the_costliest_run_starts_first(tmp_path):
+    """Among ready jobs the greedy scheduler starts the highest priority first: with one core the
+    jobs run in the order of their rounds (300, 30, 3), not in the order of the config or the targets."""
+    import json
+
+    import yaml
+
+    config = tmp_path / "two.yaml"
+    problem = {"name": "linreg_synthetic", "m": 8, "n": 5}
+    config.write_text(yaml.safe_dump({"papers": [], "experiments": {
+        name: {"problem": problem, "algorithms": {"fedadmm": {}}, "seeds": 1, "max_rounds": rounds, "k0": 2,
+               "rho": 0.5, "stop": {"rule": "none"}}
+        for name, rounds in (("a_mid", 30), ("b_short", 3), ("c_long", 300))}}))
+    res = subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path / "w"), "--configfile",
+                          str(config), "-j", "1", "--scheduler", "greedy",
+                          *[f"results/custom/{name}.parquet" for name in ("a_mid", "b_short", "c_long")]],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    runs = [json.loads(line) for line in (tmp_path / "w/logs/profile/run_cells.jsonl").read_text().splitlines()]
+    order = [r["output"].split("/")[3] for r in sorted(runs, key=lambda r: r["start"])]
+    assert order == ["c_long", "a_mid", "b_short"]

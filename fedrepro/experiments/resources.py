@@ -221,6 +221,20 @@ def modelled_cell_seconds(cell: dict) -> float:
     return convex_cell_seconds(cell)
 
 
+#: Snakemake priority of the data jobs (fetch, preprocess): above every run's (:func:`job_priority`), so
+#: that every dataset is ready before the runs are ordered by their cost
+DATA_PRIORITY = 10 ** 9
+
+
+def job_priority(cells: list[dict]) -> int:
+    """Snakemake priority of a job running ``cells``: their :func:`modelled_cell_seconds`, so that
+    among ready jobs the longest start first (longest-processing-time-first list scheduling: on two
+    cores the quick build's runs then end together instead of one long job running alone at the
+    end). Only the order matters, so the work model's conservative rates do no harm as long as they
+    rank the costly jobs first (benchmarks/README.md, "Job order"); below :data:`DATA_PRIORITY`."""
+    return int(min(DATA_PRIORITY - 1, round(sum(modelled_cell_seconds(c) for c in cells))))
+
+
 def runtime_from_flops(flops: float) -> int:
     """Minutes to request for ``flops`` at :data:`NEURAL_GFLOPS`, plus 5 minutes for start-up and data
     loading; at least 10."""

@@ -7,6 +7,7 @@ rule fetch:
         "data/raw/{dataset}.verified.json",
     log:
         "logs/fetch/{dataset}.log",
+    priority: resources.DATA_PRIORITY     # every dataset before the runs that read it
     params:
         cache=lambda wc: config["data"]["cache"],
         mirror=lambda wc: DATA.mirror,
@@ -21,6 +22,7 @@ rule preprocess:
         "data/processed/{dataset}/dataset.json",
     log:
         "logs/preprocess/{dataset}.log",
+    priority: resources.DATA_PRIORITY
     params:
         cache=lambda wc: config["data"]["cache"],
         mirror=lambda wc: DATA.mirror,

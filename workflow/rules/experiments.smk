@@ -26,6 +26,7 @@ rule run_cells:
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
         progress_seconds=config.get("progress_seconds", 10),
+    priority: lambda wc: resources.job_priority(run_cells_of(wc.batch))     # costliest first
     threads: lambda wc: max((resources.cell_threads(c, KERNEL_THREADS) for c in run_cells_of(wc.batch)), default=1)
     resources:
         mem_mb=lambda wc: max((resources.cell_memory_mb(c) for c in run_cells_of(wc.batch)),
