@@ -33,7 +33,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "error: requirements.lock does not hold every package its packages need (above); add them" >&2
     exit 1
   fi
-  .venv/bin/python -c "import fedrepro.algorithms, fedrepro.nn" & kernels=$!
+  .venv/bin/python -c "import importlib, pkgutil, fedrepro.nn, fedrepro.algorithms.ops as ops
+for m in pkgutil.iter_modules(ops.__path__): importlib.import_module(f'{ops.__name__}.{m.name}')" & kernels=$!
   site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   .venv/bin/python -m compileall -q -j 2 -x '/tests?/' "$site" fedrepro workflow/scripts > /dev/null
   wait "$kernels"
