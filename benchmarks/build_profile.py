@@ -8,7 +8,9 @@ Snakemake's preamble, imports), the mean CPU per job and the largest peak memory
 it also splits the CPU into the runs themselves (the results' ``run_cpu_time``, one value per cell)
 and the job around them (data loading, set-up, writing). With ``--total-cpu`` (the whole build's
 CPU seconds, e.g. from ``/usr/bin/time``) the difference to the jobs' sum is the Snakemake scheduler
-process's own share. ``--tiny`` summarises a two-job synthetic profile (the test suite runs it).
+process's own share. It also reports the span from the first job's start to the last job's end and the
+core-seconds in that span when fewer than ``--cores`` jobs ran (a long job left alone at the end shows
+here). ``--tiny`` summarises a two-job synthetic profile (the test suite runs it).
 """
 from __future__ import annotations
 
@@ -44,7 +46,20 @@ def run_cpu_by_output(root: Path, outputs: list[str]) -> float:
     return total
 
 
-def summarise(records: list[dict], root: Path, total_cpu: float | None = None) -> dict:
+def idle_core_seconds(records: list[dict], cores: int) -> tuple[float, float]:
+    """(span, core-seconds without a job): from the first job's start to the last job's end, the time
+    integral of max(0, cores - jobs running), from the records' start and wall times."""
+    events = sorted([(r["start"], 1) for r in records] + [(r["start"] + r["wall_s"], -1) for r in records])
+    if not events:
+        return 0.0, 0.0
+    idle, running, last = 0.0, 0, events[0][0]
+    for t, step in events:
+        idle += max(0, cores - running) * (t - last)
+        running, last = running + step, t
+    return events[-1][0] - events[0][0], idle
+
+
+def summarise(records: list[dict], root: Path, total_cpu: float | None = None, cores: int = 2) -> dict:
     rules: dict[str, dict] = {}
     for r in records:
         s = rules.setdefault(r["rule"], {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "startup_cpu_s": 0.0,
@@ -61,7 +76,8 @@ def summarise(records: list[dict], root: Path, total_cpu: float | None = None) -
     for s in rules.values():
         del s["outputs"]
     jobs_cpu = sum(s["cpu_s"] for s in rules.values())
-    out = {"rules": rules, "jobs_cpu_s": jobs_cpu}
+    span, idle = idle_core_seconds(records, cores)
+    out = {"rules": rules, "jobs_cpu_s": jobs_cpu, "span_s": span, "cores": cores, "idle_core_s": idle}
     if total_cpu is not None:
         out["total_cpu_s"] = total_cpu
         out["scheduler_cpu_s"] = total_cpu - jobs_cpu
@@ -75,7 +91,9 @@ def print_table(summary: dict, file=sys.stdout) -> None:
         extra = f" (in runs {s['in_runs_cpu_s']:.0f})" if "in_runs_cpu_s" in s else ""
         print(f"| {name} | {s['jobs']} | {s['wall_s']:.0f} | {s['cpu_s']:.0f}{extra} | {s['startup_cpu_s']:.0f} "
               f"| {s['cpu_s'] / s['jobs']:.2f} | {s['max_rss_mb']:.0f} |", file=file)
-    print(f"\njobs: {summary['jobs_cpu_s']:.0f} CPU-s", file=file)
+    print(f"\njobs: {summary['jobs_cpu_s']:.0f} CPU-s; from the first job's start to the last one's end "
+          f"{summary['span_s']:.0f} s, of which {summary['idle_core_s']:.0f} core-seconds with fewer than "
+          f"{summary['cores']} jobs running", file=file)
     if "total_cpu_s" in summary:
         print(f"whole build: {summary['total_cpu_s']:.0f} CPU-s; Snakemake scheduler and the rest: "
               f"{summary['scheduler_cpu_s']:.0f} CPU-s", file=file)
@@ -97,6 +115,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=".", help="the build's working directory (holds logs/profile)")
     ap.add_argument("--total-cpu", type=float, help="the whole build's CPU seconds (scheduler share = this - jobs)")
+    ap.add_argument("--cores", type=int, default=2, help="the build's -j (for the core-seconds without a job)")
     ap.add_argument("--json", help="also write the summary as JSON here")
     ap.add_argument("--tiny", action="store_true", help="summarise a synthetic two-job profile")
     args = ap.parse_args(argv)
@@ -105,7 +124,7 @@ def main(argv=None) -> int:
         profile_dir = root / "logs/profile"
         if not profile_dir.is_dir():
             raise SystemExit(f"{profile_dir}: no profile records (build with the workflow first)")
-        summary = summarise(read_records(profile_dir), root, args.total_cpu)
+        summary = summarise(read_records(profile_dir), root, args.total_cpu, args.cores)
     print_table(summary)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1))

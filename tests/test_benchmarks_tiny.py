@@ -129,6 +129,7 @@ def test_build_profile_summary(tmp_path):
     summary = json.loads((tmp_path / "p.json").read_text())
     assert {r: s["jobs"] for r, s in summary["rules"].items()} == {"aggregate": 1, "figure": 1}
     assert summary["jobs_cpu_s"] == 4.0 and summary["scheduler_cpu_s"] == 6.0
+    assert summary["span_s"] == 4.0 and summary["idle_core_s"] == 3.0      # one core idle in [0, 1) and [2, 4)
     assert "| figure | 1 |" in proc.stdout
 
 
