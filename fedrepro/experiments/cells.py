@@ -433,24 +433,33 @@ def all_cells(config: dict, root: str | Path = ".") -> dict:
 LABEL_KEYS = ("experiment", "cell", "columns", "shared")
 
 
+#: keys of a cell that are its experiment's, not its run's: ``datasets`` lists every dataset the
+#: experiment reads (the job's data dependencies); the run reads the one its ``problem`` names
+EXPERIMENT_KEYS = ("datasets",)
+
+
 def run_key(cell: dict) -> str:
-    """The cell's content without :data:`LABEL_KEYS`: two cells with the same key run the same
-    computation (same data, algorithm, parameters, seed, stop rule, scale) and give the same rows
-    but for the labels."""
-    return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS})
+    """The cell's content without :data:`LABEL_KEYS` and :data:`EXPERIMENT_KEYS`: two cells with the
+    same key run the same computation (same data, algorithm, parameters, seed, stop rule, scale) and
+    give the same rows but for the labels."""
+    return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS + EXPERIMENT_KEYS})
 
 
-def same_runs(cells_by_experiment: dict) -> dict[str, dict]:
+def same_runs(cells_by_experiment: dict, skipped=()) -> dict[str, dict]:
     """``{cell id: earlier cell}`` for the cells that repeat, in a later experiment, a run of an
     earlier experiment of the same paper (e.g. the centre point of a sensitivity sweep that another
     figure also shows): such a cell is not run again; its rows are the earlier run's, relabelled
     (:func:`fedrepro.experiments.results.relabel_run`). "Earlier" is the order of
     ``cells_by_experiment`` (papers, then experiments as configured), so a copy always points back and
     the jobs' dependencies have no cycle. A cell with a ``target`` stop rule repeats a run only if its
-    reference run (looked up in its own experiment) repeats the other's reference run too."""
+    reference run (looked up in its own experiment) repeats the other's reference run too. The
+    experiments in ``skipped`` (keys of :func:`fedrepro.data.plan.skipped_experiments`: data missing)
+    run nothing, so they are no one's source: two experiments may share a run but not their datasets."""
     first: dict[tuple, dict] = {}
     out = {}
-    for (paper, _), cells in cells_by_experiment.items():
+    for (paper, exp), cells in cells_by_experiment.items():
+        if (paper, exp) in skipped:
+            continue
         keys: dict[str, str] = {}
 
         def key(cell):

@@ -63,10 +63,10 @@ KERNEL_THREADS = int(config.get("kernel_threads", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
-# {cell id: the cell of an earlier experiment whose run it repeats}: its rows are copied, not re-run
-SAME_RUN = same_runs(CELLS)
 DATA = DataPlan(config)
 SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
+# {cell id: the cell of an earlier experiment whose run it repeats}: its rows are copied, not re-run.
+SAME_RUN = same_runs(CELLS, SKIPPED)
 OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
 
 
