@@ -310,7 +310,7 @@ def test_the_costliest_run_starts_first(tmp_path):
 
     import yaml
 
-    config = tmp_path / "two.yaml"
+    config = tmp_path / "three.yaml"
     problem = {"name": "linreg_synthetic", "m": 8, "n": 5}
     config.write_text(yaml.safe_dump({"papers": [], "experiments": {
         name: {"problem": problem, "algorithms": {"fedadmm": {}}, "seeds": 1, "max_rounds": rounds, "k0": 2,

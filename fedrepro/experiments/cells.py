@@ -445,7 +445,7 @@ def run_key(cell: dict) -> str:
     return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS + EXPERIMENT_KEYS})
 
 
-def same_runs(cells_by_experiment: dict, skipped=()) -> dict[str, dict]:
+def same_runs(cells_by_experiment: dict, skipped: dict | tuple = ()) -> dict[str, dict]:
     """``{cell id: earlier cell}`` for the cells that repeat, in a later experiment, a run of an
     earlier experiment of the same paper (e.g. the centre point of a sensitivity sweep that another
     figure also shows): such a cell is not run again; its rows are the earlier run's, relabelled
