@@ -26,7 +26,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # confirms they are met) nor byte-compile file by file: compileall does it on both cores, without the
   # packages' own test suites; meanwhile fedrepro's numba kernels compile into their on-disk cache
   # (else the workflow's DAG, which imports fedrepro.nn, would compile them while nothing else runs)
-  pipq --no-deps --no-compile -r requirements.lock
+  # two pip processes, each half of the pins: pip installs one package after another on one core, and
+  # with --no-deps the halves share no file (pip check below confirms the result)
+  grep -v '^#' requirements.lock | grep . | awk -v a=.venv/lock-1.txt -v b=.venv/lock-2.txt \
+    '{ print > (NR % 2 ? a : b) }'
+  pipq --no-deps --no-compile -r .venv/lock-1.txt & half=$!
+  pipq --no-deps --no-compile -r .venv/lock-2.txt || { wait "$half" || true; exit 1; }
+  wait "$half"
   pipq --no-deps --no-build-isolation -e .
   if ! .venv/bin/python -m pip check > .venv/pip-check.txt; then
     cat .venv/pip-check.txt >&2

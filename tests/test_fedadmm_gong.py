@@ -477,3 +477,27 @@ def test_upload_sizes(name, width, dtype):
     st = alg.init(p, ctx)
     U = alg.client_update(st, p, ctx, np.array([0, 3]), 0)
     assert U.shape == (2, width * p.dim) and U.dtype == dtype
+
+
+@pytest.mark.parametrize("name", GONG)
+def test_uploads_reuse_the_array_the_server_released_and_never_one_it_holds(name):
+    """A round's uploads go into the previous round's array once ``aggregate`` has released it (its pages
+    stay mapped: no fresh (|S|, d) array each round); while ``state.uploads`` still holds that array
+    (a server that keeps it), the next round gets a new one and the held values stay as they were."""
+    p = tiny()
+    alg = make_algorithm(name, **({} if name == "fedsgd" else {"E": 1, "B": 4}),
+                         **({"local_init": "sequential_shared", "client_order": "random"} if name == "fedadmm_gong" else {}))
+    ctx = RunContext(seed=0, rho=1.0, sampler=UniformSampler(p.m, 1.0, 0))
+    state = alg.init(p, ctx)
+    state.w = alg.aggregate(state, p, ctx, 0)
+    S = ctx.clients(0)
+    first = alg.client_update(state, p, ctx, S, 0)
+    alg.receive(state, p, ctx, S, first, 0)
+    held = first.copy()
+    second = alg.client_update(state, p, ctx, S, 1)            # round 0's uploads not yet aggregated
+    assert second is not first
+    np.testing.assert_array_equal(first, held)
+    alg.receive(state, p, ctx, S, second, 1)
+    state.w = alg.aggregate(state, p, ctx, 2)                  # releases them
+    assert state.uploads is None
+    assert alg.client_update(state, p, ctx, S, 2) is second

@@ -160,10 +160,10 @@ class FedADMMGong(FedProxSGD):
         state.order = clients[perm]
         if np.array_equal(perm, np.arange(len(clients))):
             return super().client_update(state, problem, ctx, clients, r)
-        uploads = super().client_update(state, problem, ctx, clients[perm], r)
+        uploads = super().client_update(state, problem, ctx, clients[perm], r, rows=perm)   # rows: S's order
         inv = np.argsort(perm)                       # back to the selected set's order (receive's clients)
         state.steps, state.epochs = state.steps[inv], state.epochs[inv]
-        return None if uploads is None else uploads[inv]
+        return uploads
 
     def start_point(self, state, problem, ctx, j, client, r):
         theta = state.w

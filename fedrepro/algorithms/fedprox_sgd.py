@@ -44,9 +44,9 @@ class FedProxSGD(FedAvgSGD):
         """The proximal coefficient of round r (constant here; FedADMM-Gong schedules it)."""
         return float(self.rho)
 
-    def client_update(self, state, problem, ctx, clients, r):
+    def client_update(self, state, problem, ctx, clients, r, rows=None):
         state.rho_now = self.rho_at(r)
-        return super().client_update(state, problem, ctx, clients, r)
+        return super().client_update(state, problem, ctx, clients, r, rows)
 
     def local_terms(self, state, problem, ctx, j, client):
         """rho_t (w - theta^t), theta^t = state.w the broadcast model (nothing for rho_t = 0)."""

@@ -57,6 +57,7 @@ class LocalSGDState(State):
     steps: np.ndarray | None = None       # local SGD steps each of the last round's clients took
     local_steps: int = 0                  # SGD steps of all clients so far (trace column local_steps)
     local_samples: int = 0                # per-sample gradients of all clients so far (local_samples)
+    upload_rows: np.ndarray | None = None  # the array client_update writes the uploads into, kept across rounds
 
 
 @dataclass(slots=True)
@@ -130,8 +131,18 @@ class LocalSGD(SyncAlgorithm):
         return w
 
     # ---- the local work of a round ---------------------------------------------------------
-    def client_update(self, state, problem, ctx, clients, r):
+    def client_update(self, state, problem, ctx, clients, r, rows=None):
+        """Every client of ``clients`` trains, in that order; client ``clients[j]``'s upload is row
+        ``rows[j]`` of the returned (|S|, upload_dim) array (default row j).
+
+        The array is the one the previous round's uploads were written into once the server has released
+        them (``state.uploads`` no longer holds it): a round's uploads (|S| x d float64, 105 MB for
+        CIFAR-10's MLP-2 at |S| = 20) lie above glibc's largest mmap threshold (32 MB,
+        :mod:`fedrepro.core.allocator`), so a fresh array each round is fresh pages, each zeroed by the
+        kernel on its first write. An algorithm that keeps the uploads past its ``aggregate`` keeps them
+        in ``state.uploads`` (or copies them)."""
         clients = np.asarray(clients, dtype=np.int64)
+        rows = np.arange(len(clients)) if rows is None else np.asarray(rows, dtype=np.int64)
         state.steps = np.zeros(len(clients), dtype=np.int64)
         uploads = None
         g = None
@@ -150,9 +161,16 @@ class LocalSGD(SyncAlgorithm):
             state.local_samples += samples
             up = self.client_upload(state, problem, ctx, j, c, w, steps)
             if uploads is None:
-                uploads = np.empty((len(clients), up.size), dtype=up.dtype)
-            uploads[j] = up
+                uploads = self._upload_rows(state, (len(clients), up.size), up.dtype)
+            uploads[rows[j]] = up
         return uploads
+
+    @staticmethod
+    def _upload_rows(state, shape, dtype) -> np.ndarray:
+        kept = state.upload_rows
+        if kept is None or kept.shape != shape or kept.dtype != dtype or kept is state.uploads:
+            kept = state.upload_rows = np.empty(shape, dtype=dtype)
+        return kept
 
     RECORDS = ("local_steps", "local_samples")
 
@@ -195,9 +213,9 @@ class LocalEpochs(LocalSGD):
         """E_i shuffled passes over the client's data in batches of B (last partial batch kept)."""
         return problem.epoch_batches(ctx.rng("minibatch", r, client), client, self.B, state.epochs[j])
 
-    def client_update(self, state, problem, ctx, clients, r):
+    def client_update(self, state, problem, ctx, clients, r, rows=None):
         state.epochs = self.local_epochs(ctx, np.asarray(clients, dtype=np.int64), r)
-        return super().client_update(state, problem, ctx, clients, r)
+        return super().client_update(state, problem, ctx, clients, r, rows)
 
 
 def random_batch(problem, rng: np.random.Generator, client: int, b: int) -> np.ndarray:
