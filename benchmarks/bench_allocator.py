@@ -6,6 +6,12 @@ FRPG's worker passes (8a)-(8c) in numpy on (n, d) float64 rows (default: the qui
 CPU ms per step (best of ``--repeats``) and the minor page faults of all steps. The arithmetic is the
 same in both; only where the temporaries' pages come from differs.
 
+Second case, above glibc's largest mmap threshold (32 MiB, which ``keep_freed_memory`` sets): a round's
+uploads, an (|S|, d) float64 array (default FedADMM-Gong on CIFAR-10's MLP-2 at |S| = 20: 20 x 656,810,
+105 MB), every row written once a round (``--rounds``), either a fresh array each round (what
+``LocalSGD.client_update`` did) or the one array kept across rounds (what it does), both after
+``keep_freed_memory``: CPU ms a round and minor page faults a round.
+
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_allocator.py [--rows 20 --dim 7850 --steps 500]
@@ -57,11 +63,42 @@ print(json.dumps({"ms_per_step": best * 1e3, "minor_faults_per_step": faults / (
 """
 
 
-def measure(rows: int, dim: int, steps: int, repeats: int, keep: bool) -> dict:
+UPLOADS_CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+from fedrepro.core.allocator import keep_freed_memory
+rows, dim, rounds, reuse = json.loads(sys.argv[1])
+assert keep_freed_memory(), "keep_freed_memory did not apply (not glibc?)"
+up = np.random.default_rng(0).standard_normal(dim)
+kept = None
+faults, c = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
+for _ in range(rounds):
+    uploads = kept if reuse and kept is not None else np.empty((rows, dim))
+    for j in range(rows):
+        uploads[j] = up
+    kept = uploads
+    del uploads
+    if not reuse:
+        kept = None
+cpu = time.process_time() - c
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+print(json.dumps({"ms_per_round": cpu / rounds * 1e3, "minor_faults_per_round": faults / rounds}))
+"""
+
+
+def _child(code: str, args: list) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps([rows, dim, steps, repeats, keep])],
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)],
                          capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout)
+
+
+def measure(rows: int, dim: int, steps: int, repeats: int, keep: bool) -> dict:
+    return _child(CHILD, [rows, dim, steps, repeats, keep])
+
+
+def measure_uploads(rows: int, dim: int, rounds: int, reuse: bool) -> dict:
+    return _child(UPLOADS_CHILD, [rows, dim, rounds, reuse])
 
 
 def main(argv=None) -> None:
@@ -73,12 +110,15 @@ def main(argv=None) -> None:
     ap.add_argument("--dim", type=int, default=7850)
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tiny", action="store_true", help="20 steps, 1 repeat")
+    ap.add_argument("--upload-rows", type=int, default=20, help="|S|, the round's clients (second case)")
+    ap.add_argument("--upload-dim", type=int, default=656_810, help="d of an upload (second case)")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--tiny", action="store_true", help="20 steps, 1 repeat; 3 rounds of 20 x 2^19 uploads (84 MB)")
     args = ap.parse_args(argv)
-    if min(args.rows, args.dim, args.steps, args.repeats) < 1:
-        ap.error("--rows, --dim, --steps and --repeats must be >= 1")
+    if min(args.rows, args.dim, args.steps, args.repeats, args.upload_rows, args.upload_dim, args.rounds) < 1:
+        ap.error("--rows, --dim, --steps, --repeats, --upload-rows, --upload-dim and --rounds must be >= 1")
     if args.tiny:
-        args.steps, args.repeats = 20, 1
+        args.steps, args.repeats, args.rounds, args.upload_dim = 20, 1, 3, 2 ** 19
     print(describe(), flush=True)
     if _mallopt() is None:
         print("not glibc: keep_freed_memory does nothing here; nothing to compare")
@@ -93,6 +133,15 @@ def main(argv=None) -> None:
     a, b = res["glibc defaults"], res["keep_freed_memory"]
     print(f"  kept / defaults: time {b['ms_per_step'] / a['ms_per_step']:.2f}x, "
           f"faults {b['minor_faults_per_step'] / max(a['minor_faults_per_step'], 1e-9):.3f}x")
+    mb = args.upload_rows * args.upload_dim * 8 / 1e6
+    print(f"a round's uploads after keep_freed_memory: ({args.upload_rows}, {args.upload_dim}) float64 "
+          f"({mb:.1f} MB), every row written, {args.rounds} rounds")
+    up = {}
+    for label, reuse in (("fresh each round", False), ("kept across rounds", True)):
+        up[label] = r = measure_uploads(args.upload_rows, args.upload_dim, args.rounds, reuse)
+        print(f"  {label:18s} {r['ms_per_round']:8.2f} ms a round  {r['minor_faults_per_round']:9.1f} minor faults a round")
+    a, b = up["fresh each round"], up["kept across rounds"]
+    print(f"  kept / fresh: time {b['ms_per_round'] / a['ms_per_round']:.2f}x")
 
 
 if __name__ == "__main__":

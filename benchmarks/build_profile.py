@@ -62,12 +62,14 @@ def idle_core_seconds(records: list[dict], cores: int) -> tuple[float, float]:
 def summarise(records: list[dict], root: Path, total_cpu: float | None = None, cores: int = 2) -> dict:
     rules: dict[str, dict] = {}
     for r in records:
-        s = rules.setdefault(r["rule"], {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "startup_cpu_s": 0.0,
-                                         "max_rss_mb": 0.0, "failed": 0, "outputs": []})
+        s = rules.setdefault(r["rule"], {"jobs": 0, "wall_s": 0.0, "cpu_s": 0.0, "sys_s": None,
+                                         "startup_cpu_s": 0.0, "max_rss_mb": 0.0, "failed": 0, "outputs": []})
         s["jobs"] += 1
         s["failed"] += r.get("status") != "ok"
         s["wall_s"] += r["wall_s"]
         s["cpu_s"] += r["cpu_s"]
+        if "sys_s" in r:                       # records before the field: the kernel share unknown
+            s["sys_s"] = (s["sys_s"] or 0.0) + r["sys_s"]
         s["startup_cpu_s"] += r["startup_cpu_s"]
         s["max_rss_mb"] = max(s["max_rss_mb"], r["max_rss_mb"])
         s["outputs"].append(r["output"])
@@ -85,12 +87,13 @@ def summarise(records: list[dict], root: Path, total_cpu: float | None = None, c
 
 
 def print_table(summary: dict, file=sys.stdout) -> None:
-    print("| rule | jobs | wall s | CPU s | before body (imports) | CPU / job | peak MB |", file=file)
-    print("|---|---|---|---|---|---|---|", file=file)
+    print("| rule | jobs | wall s | CPU s | of which kernel | before body (imports) | CPU / job | peak MB |", file=file)
+    print("|---|---|---|---|---|---|---|---|", file=file)
     for name, s in sorted(summary["rules"].items(), key=lambda kv: -kv[1]["cpu_s"]):
         extra = f" (in runs {s['in_runs_cpu_s']:.0f})" if "in_runs_cpu_s" in s else ""
-        print(f"| {name} | {s['jobs']} | {s['wall_s']:.0f} | {s['cpu_s']:.0f}{extra} | {s['startup_cpu_s']:.0f} "
-              f"| {s['cpu_s'] / s['jobs']:.2f} | {s['max_rss_mb']:.0f} |", file=file)
+        kernel = "?" if s.get("sys_s") is None else f"{s['sys_s']:.0f}"
+        print(f"| {name} | {s['jobs']} | {s['wall_s']:.0f} | {s['cpu_s']:.0f}{extra} | {kernel} | "
+              f"{s['startup_cpu_s']:.0f} | {s['cpu_s'] / s['jobs']:.2f} | {s['max_rss_mb']:.0f} |", file=file)
     print(f"\njobs: {summary['jobs_cpu_s']:.0f} CPU-s; from the first job's start to the last one's end "
           f"{summary['span_s']:.0f} s, of which {summary['idle_core_s']:.0f} core-seconds with fewer than "
           f"{summary['cores']} jobs running", file=file)
@@ -102,9 +105,9 @@ def print_table(summary: dict, file=sys.stdout) -> None:
 def _tiny(tmp: Path) -> Path:
     (tmp / "logs/profile").mkdir(parents=True)
     lines = [{"rule": "aggregate", "output": "results/x.parquet", "status": "ok", "start": 0, "wall_s": 2.0,
-              "cpu_s": 1.5, "startup_wall_s": 1.0, "startup_cpu_s": 0.9, "max_rss_mb": 150.0},
+              "cpu_s": 1.5, "sys_s": 0.25, "startup_wall_s": 1.0, "startup_cpu_s": 0.9, "max_rss_mb": 150.0},
              {"rule": "figure", "output": "figures/x.pdf", "status": "ok", "start": 1, "wall_s": 3.0,
-              "cpu_s": 2.5, "startup_wall_s": 1.2, "startup_cpu_s": 1.1, "max_rss_mb": 180.0}]
+              "cpu_s": 2.5, "sys_s": 0.5, "startup_wall_s": 1.2, "startup_cpu_s": 1.1, "max_rss_mb": 180.0}]
     for r in lines:
         with open(tmp / "logs/profile" / f"{r['rule']}.jsonl", "a") as fh:
             fh.write(json.dumps(r) + "\n")

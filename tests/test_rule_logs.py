@@ -67,4 +67,5 @@ def test_a_snakemake_job_appends_its_profile_record(tmp_path):
     for rec in lines:
         assert rec["rule"] == "aggregate" and rec["output"] == "out.parquet" and rec["status"] == "ok"
         assert 0 < rec["startup_cpu_s"] <= rec["cpu_s"] and 0 < rec["startup_wall_s"] <= rec["wall_s"]
+        assert 0 <= rec["sys_s"] < rec["cpu_s"]                     # the kernel's share of the job's CPU time
         assert 5 < rec["max_rss_mb"] < 2000

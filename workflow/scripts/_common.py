@@ -31,19 +31,22 @@ def _process_start_wall():
         return time.time()
 
 
-def _cpu_seconds():
+def _cpu_seconds(kernel_only=False):
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    kernel = own.ru_stime + children.ru_stime
+    return kernel if kernel_only else own.ru_utime + children.ru_utime + kernel
 
 
 def record_profile(snakemake, status, body_start, body_cpu):
     """Append this job's wall and CPU time (whole process, and the part before the script body:
-    interpreter, Snakemake's preamble, imports) and peak memory to ``logs/profile/<rule>.jsonl``."""
+    interpreter, Snakemake's preamble, imports), the kernel's share of that CPU time (``sys_s``: page
+    faults, file reads ...) and peak memory to ``logs/profile/<rule>.jsonl``."""
     end = time.time()
     start = _process_start_wall()
     line = {"rule": snakemake.rule, "output": str(snakemake.output[0]) if snakemake.output else "",
             "status": status, "start": round(start, 3), "wall_s": round(end - start, 3),
-            "cpu_s": round(_cpu_seconds(), 3), "startup_wall_s": round(body_start - start, 3),
+            "cpu_s": round(_cpu_seconds(), 3), "sys_s": round(_cpu_seconds(kernel_only=True), 3),
+            "startup_wall_s": round(body_start - start, 3),
             "startup_cpu_s": round(body_cpu, 3), "max_rss_mb": round(peak_rss_mb(), 1)}
     PROFILE_DIR.mkdir(parents=True, exist_ok=True)
     # one short line per job, appended with O_APPEND: concurrent jobs never interleave within a line
