@@ -11,6 +11,11 @@ bits); the resident size stays at the process's high-water mark instead of shrin
 a job's peak grew by 0-65 MB in the quick build (frpg 814 -> 880 MB; the memory requests' margin,
 ``resources.MEMORY_SLACK_MB``, is 512 MB).
 
+Above the mmap threshold glibc still maps every array afresh (32 MiB is the largest it accepts), so a loop
+that allocates one such array per round keeps one instead: the local-training harness writes a round's
+uploads into the array the server released the round before (``LocalSGD.client_update``;
+``benchmarks/bench_allocator.py`` measures both patterns).
+
 Every run calls it (:meth:`fedrepro.experiments.runner.Run.simulate`, the path of the workflow, the CLI
 and the benchmarks that time cells); code that times its own numpy work outside a run calls it itself.
 Elsewhere than glibc (macOS, musl, Windows) it does nothing.
