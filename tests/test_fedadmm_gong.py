@@ -501,3 +501,5 @@ def test_uploads_reuse_the_array_the_server_released_and_never_one_it_holds(name
     state.w = alg.aggregate(state, p, ctx, 2)                  # releases them
     assert state.uploads is None
     assert alg.client_update(state, p, ctx, S, 2) is second
+    state.uploads = second[:, :1]                              # a server holding a view of them
+    assert not np.may_share_memory(alg.client_update(state, p, ctx, S, 3), second)

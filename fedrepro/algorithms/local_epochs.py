@@ -136,7 +136,7 @@ class LocalSGD(SyncAlgorithm):
         ``rows[j]`` of the returned (|S|, upload_dim) array (default row j).
 
         The array is the one the previous round's uploads were written into once the server has released
-        them (``state.uploads`` no longer holds it): a round's uploads (|S| x d float64, 105 MB for
+        them (``state.uploads`` no longer holds it, nor a view of it): a round's uploads (|S| x d float64, 105 MB for
         CIFAR-10's MLP-2 at |S| = 20) lie above glibc's largest mmap threshold (32 MB,
         :mod:`fedrepro.core.allocator`), so a fresh array each round is fresh pages, each zeroed by the
         kernel on its first write. An algorithm that keeps the uploads past its ``aggregate`` keeps them
@@ -168,7 +168,8 @@ class LocalSGD(SyncAlgorithm):
     @staticmethod
     def _upload_rows(state, shape, dtype) -> np.ndarray:
         kept = state.upload_rows
-        if kept is None or kept.shape != shape or kept.dtype != dtype or kept is state.uploads:
+        if (kept is None or kept.shape != shape or kept.dtype != dtype
+                or (state.uploads is not None and np.may_share_memory(kept, state.uploads))):   # still held
             kept = state.upload_rows = np.empty(shape, dtype=dtype)
         return kept
 
