@@ -94,3 +94,119 @@ def test_coordinate_median_is_numpys_median_bitwise(n, dtype):
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
     keep = ~np.isnan(ref)
     np.testing.assert_array_equal(ours[keep].view(np.uint8), ref[keep].view(np.uint8))   # signed zeros too
+
+
+# ---- weighted mean, trimmed mean, multi-Krum, centered clipping: hand-computed cases ----
+
+def test_weighted_mean_by_hand():
+    V = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]])
+    # (1*1 + 2*3 + 1*5) / 4 = 12/4 = 3;  (1*2 + 2*4 + 1*(-6)) / 4 = 4/4 = 1
+    np.testing.assert_allclose(agg.weighted_mean(V, [1.0, 2.0, 1.0]), [3.0, 1.0])
+    # a zero weight drops the row: (1 + 3) / 2 = 2, (2 + 4) / 2 = 3
+    np.testing.assert_allclose(agg.weighted_mean(V, [0.5, 0.5, 0.0]), [2.0, 3.0])
+
+
+@pytest.mark.parametrize("w", [[0.0, 0.0, 0.0], [1.0, -1.0, 1.0], [1.0, 1.0], [1.0, np.nan, 1.0]])
+def test_weighted_mean_rejects_bad_weights(w):
+    with pytest.raises(ValueError, match="weighted_mean"):
+        agg.weighted_mean(np.ones((3, 2)), w)
+
+
+def test_trimmed_mean_by_hand():
+    V = np.array([[3.0, 10.0],
+                  [-1.0, 20.0],
+                  [100.0, -50.0],
+                  [2.0, 40.0],
+                  [0.0, 30.0]])
+    # sorted columns: [-1, 0, 2, 3, 100] and [-50, 10, 20, 30, 40]
+    np.testing.assert_allclose(agg.trimmed_mean(V, 1), [(0 + 2 + 3) / 3, (10 + 20 + 30) / 3])
+    np.testing.assert_allclose(agg.trimmed_mean(V, 2), [2.0, 20.0])          # n - 2f = 1: the median
+    np.testing.assert_allclose(agg.trimmed_mean(V, 0), [104 / 5, 50 / 5])    # f = 0: the mean
+    # even n: [4, 1, 7, 2] sorted [1, 2, 4, 7], f = 1 -> (2 + 4) / 2 = 3
+    np.testing.assert_allclose(agg.trimmed_mean(np.array([[4.0], [1.0], [7.0], [2.0]]), 1), [3.0])
+
+
+@pytest.mark.parametrize("n,f", [(5, 3), (4, 2), (3, -1), (1, 1)])
+def test_trimmed_mean_needs_a_row_left(n, f):
+    with pytest.raises(ValueError, match=f"n={n}, f={f}"):
+        agg.trimmed_mean(np.zeros((n, 2)), f)
+
+
+def test_krum_and_multi_krum_scores_by_hand_1d():
+    V = np.array([[0.0], [1.0], [3.0], [10.0], [11.0]])
+    # n = 5, f = 1: each score sums the n - f - 2 = 2 smallest squared distances to the others
+    #   0: {1, 9, 100, 121} -> 1 + 9 = 10      1: {1, 4, 81, 100} -> 1 + 4 = 5
+    #   3: {9, 4, 49, 64}   -> 4 + 9 = 13      10: {100, 81, 49, 1} -> 1 + 49 = 50
+    #  11: {121, 100, 64, 1} -> 1 + 64 = 65
+    np.testing.assert_allclose(agg.krum_scores(V, 1), [10.0, 5.0, 13.0, 50.0, 65.0])
+    assert agg.krum(V, 1)[1] == 1
+    z, sel = agg.multi_krum(V, 1, 3)                 # lowest three: rows 1, 0, 2
+    np.testing.assert_array_equal(sel, [0, 1, 2])
+    np.testing.assert_allclose(z, [(0 + 1 + 3) / 3])
+    z, sel = agg.multi_krum(V, 1, 4)                 # + row 3 (score 50)
+    np.testing.assert_array_equal(sel, [0, 1, 2, 3])
+    np.testing.assert_allclose(z, [(0 + 1 + 3 + 10) / 4])
+    z, sel = agg.multi_krum(V, 1, 1)
+    np.testing.assert_array_equal(sel, [1])
+    np.testing.assert_array_equal(z, [1.0])
+
+
+def test_multi_krum_2d_ties_go_to_lower_index():
+    # an outlier first, then the unit square's corners
+    V = np.array([[5.0, 5.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    # corners: two neighbours at squared distance 1, one at 2 -> 1 + 1 = 2 each (n - f - 2 = 2)
+    # outlier: 50 to (0,0), 41 to (1,0) and (0,1), 32 to (1,1) -> 32 + 41 = 73
+    np.testing.assert_allclose(agg.krum_scores(V, 1), [73.0, 2.0, 2.0, 2.0, 2.0])
+    z, sel = agg.multi_krum(V, 1, 2)
+    np.testing.assert_array_equal(sel, [1, 2])
+    np.testing.assert_allclose(z, [0.5, 0.0])
+    z, sel = agg.multi_krum(V, 1, 1)
+    assert sel.tolist() == [agg.krum(V, 1)[1]] == [1]
+    np.testing.assert_array_equal(z, [0.0, 0.0])
+    z, sel = agg.multi_krum(V, 1, 5)                 # everything: the plain mean
+    np.testing.assert_array_equal(sel, [0, 1, 2, 3, 4])
+    np.testing.assert_allclose(z, [7 / 5, 7 / 5])
+
+
+@pytest.mark.parametrize("m", [0, 6, -1])
+def test_multi_krum_rejects_m_select(m):
+    with pytest.raises(ValueError, match="m_select"):
+        agg.multi_krum(np.zeros((5, 2)), 1, m)
+
+
+def test_centered_clipping_one_step_by_hand():
+    V = np.array([[3.0, 4.0], [0.0, 1.0], [0.0, 0.0]])
+    # from v = 0 with tau = 1: norms 5, 1, 0 -> factors 1/5, 1, (zero difference: 0)
+    # clipped rows (0.6, 0.8), (0, 1), (0, 0); mean (0.2, 0.6)
+    np.testing.assert_allclose(agg.centered_clipping(V, np.zeros(2), 1.0), [0.2, 0.6])
+    # second step from v = (0.2, 0.6): differences (2.8, 3.4) [norm sqrt(19.4) > 1, clipped],
+    # (-0.2, 0.4) [norm sqrt(0.2) < 1] and (-0.2, -0.6) [norm sqrt(0.4) < 1]
+    r = np.sqrt(19.4)
+    step = np.array([2.8 / r - 0.2 - 0.2, 3.4 / r + 0.4 - 0.6]) / 3
+    np.testing.assert_allclose(agg.centered_clipping(V, np.zeros(2), 1.0, iters=2),
+                               np.array([0.2, 0.6]) + step, rtol=1e-12)
+
+
+def test_centered_clipping_off_origin_and_large_tau():
+    V = np.array([[1.0, 1.0], [4.0, 5.0]])
+    # from (1, 1) with tau = 2.5: differences 0 and (3, 4) (norm 5, factor 1/2 -> (1.5, 2))
+    np.testing.assert_allclose(agg.centered_clipping(V, [1.0, 1.0], 2.5), [1.0 + 0.75, 1.0 + 1.0])
+    # tau >= every distance: one step lands on the mean from any centre
+    np.testing.assert_allclose(agg.centered_clipping(V, [-3.0, 7.0], 100.0), [2.5, 3.0])
+
+
+@pytest.mark.parametrize("kw", [dict(tau=0.0), dict(tau=-1.0), dict(tau=1.0, iters=0)])
+def test_centered_clipping_rejects(kw):
+    with pytest.raises(ValueError, match="centered_clipping"):
+        agg.centered_clipping(np.ones((3, 2)), np.zeros(2), **kw)
+
+
+def test_centered_clipping_rejects_center_shape():
+    with pytest.raises(ValueError, match="center of shape"):
+        agg.centered_clipping(np.ones((3, 2)), np.zeros(3), 1.0)
+
+
+def test_aggregators_registry_has_the_new_rules():
+    assert {"mean", "coordinate_median", "krum", "geometric_median", "weighted_mean", "trimmed_mean",
+            "multi_krum", "centered_clipping"} <= set(agg.AGGREGATORS)
+    assert agg.AGGREGATORS["trimmed_mean"] is agg.trimmed_mean

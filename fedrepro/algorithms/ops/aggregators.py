@@ -2,7 +2,9 @@
 
 Reusable by any algorithm: ``mean``, ``coordinate_median``, ``krum`` (Blanchard
 et al. 2017) and ``geometric_median`` (Weiszfeld iteration started from the
-coordinate-wise median, as FRPG spec 004 sec. 3.5 prescribes).
+coordinate-wise median, as FRPG spec 004 sec. 3.5 prescribes); ``weighted_mean``,
+``trimmed_mean`` (Yin et al. 2018), ``multi_krum`` (Blanchard et al. 2017; El Mhamdi
+et al. 2018) and ``centered_clipping`` (Karimireddy, He & Jaggi 2021).
 """
 from __future__ import annotations
 
@@ -84,5 +86,73 @@ def geometric_median(V: np.ndarray, *, tol: float = 1e-7, max_iter: int = 1000, 
     return z, max_iter
 
 
+def weighted_mean(V: np.ndarray, weights) -> np.ndarray:
+    """sum_i w_i V_i / sum_i w_i; V (n, d), weights (n,) non-negative with a positive sum -> (d,)."""
+    V = np.asarray(V, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (V.shape[0],):
+        raise ValueError(f"weighted_mean: weights of shape {w.shape} for n={V.shape[0]} rows")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"weighted_mean: weights must be finite and >= 0, got {w.tolist()}")
+    total = w.sum()
+    if total <= 0:
+        raise ValueError("weighted_mean: the weights sum to 0")
+    return w @ V / total
+
+
+def trimmed_mean(V: np.ndarray, f: int) -> np.ndarray:
+    """Coordinate-wise trimmed mean (Yin, Chen, Ramchandran & Bartlett 2018, "Byzantine-robust
+    distributed learning: towards optimal statistical rates", Definition 2 with beta = f/n):
+    in every coordinate drop the f largest and the f smallest of the n values and average the
+    remaining n - 2f. V (n, d) -> (d,); f = 0 is the mean, f = (n-1)/2 (n odd) the median."""
+    V = np.asarray(V, dtype=float)
+    n = V.shape[0]
+    f = int(f)
+    if f < 0 or n - 2 * f < 1:
+        raise ValueError(f"trimmed_mean needs 0 <= f and n - 2f >= 1, got n={n}, f={f}")
+    return np.sort(V, axis=0)[f:n - f].mean(axis=0)
+
+
+def multi_krum(V: np.ndarray, f: int, m_select: int) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-Krum (Blanchard et al. 2017; El Mhamdi, Guerraoui & Rouault 2018): the
+    m_select rows with the lowest :func:`krum_scores` (ties -> lower index, a stable order),
+    averaged. Returns (mean of the selected rows (d,), selected indices sorted ascending).
+    m_select = 1 is :func:`krum`'s row."""
+    n = V.shape[0]
+    m_select = int(m_select)
+    if not 1 <= m_select <= n:
+        raise ValueError(f"multi_krum needs 1 <= m_select <= n, got m_select={m_select}, n={n}")
+    scores = krum_scores(V, f)
+    sel = np.sort(np.argsort(scores, kind="stable")[:m_select])
+    return V[sel].mean(axis=0), sel
+
+
+def centered_clipping(V: np.ndarray, center, tau: float, iters: int = 1) -> np.ndarray:
+    """Centered clipping (Karimireddy, He & Jaggi 2021, "Learning from history for Byzantine
+    robust optimization", the CC rule): starting from v = center, ``iters`` times
+
+        v <- v + (1/n) sum_i (V_i - v) min(1, tau / ||V_i - v||)
+
+    (a row equal to v contributes 0). V (n, d), center (d,), tau > 0 -> v (d,)."""
+    V = np.asarray(V, dtype=float)
+    if not tau > 0:
+        raise ValueError(f"centered_clipping needs tau > 0, got tau={tau}")
+    if int(iters) < 1:
+        raise ValueError(f"centered_clipping needs iters >= 1, got iters={iters}")
+    v = np.array(center, dtype=float)
+    if v.shape != V.shape[1:]:
+        raise ValueError(f"centered_clipping: center of shape {v.shape} for rows of shape {V.shape[1:]}")
+    for _ in range(int(iters)):
+        diff = V - v
+        norms = np.sqrt(np.einsum("nd,nd->n", diff, diff))
+        scale = np.zeros_like(norms)
+        nz = norms > 0
+        scale[nz] = np.minimum(1.0, tau / norms[nz])
+        v = v + (diff * scale[:, None]).mean(axis=0)
+    return v
+
+
 AGGREGATORS = {"mean": mean, "coordinate_median": coordinate_median, "krum": krum,
-               "geometric_median": geometric_median}
+               "geometric_median": geometric_median, "weighted_mean": weighted_mean,
+               "trimmed_mean": trimmed_mean, "multi_krum": multi_krum,
+               "centered_clipping": centered_clipping}
