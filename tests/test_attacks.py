@@ -90,4 +90,4 @@ def test_no_attack_B0_is_identity_and_silent_drops_faulty():
 
 def test_unknown_attack_rejected():
     with pytest.raises(ValueError, match="unknown attack"):
-        build_attack({"name": "sign_flip"})
+        build_attack({"name": "bogus_attack"})

@@ -284,11 +284,17 @@ def test_attacks_declare_what_they_need():
     linreg = build_problem({"name": "linreg_synthetic", "m": 6, "n": 3, "d_low": 5, "d_high": 8}, 0)
     with pytest.raises(ValueError, match=r"attack 'label_flip' cannot run on problem .*rewritable training labels"):
         simulate(linreg, make_algorithm("fedavg"), max_rounds=2, attack=build_attack({"name": "label_flip"}))
+    # an algorithm that does not say what it uploads cannot be attacked on its uploads
+    undeclared = make_algorithm("fedavg")
+    object.__setattr__(undeclared, "upload_kind", None)
     with pytest.raises(ValueError, match=r"attack 'gaussian' cannot corrupt the uploads of algorithm 'fedavg'.*"
                                          r"faulty_upload"):
-        simulate(linreg, make_algorithm("fedavg"), max_rounds=2, attack=build_attack({"name": "gaussian"}))
-    block = {"problem": {"name": "linreg_synthetic"}, "algorithms": {"fedavg": None}, "attack": {"name": "gaussian"}}
-    with pytest.raises(ConfigError, match="faulty_upload"):
+        simulate(linreg, undeclared, max_rounds=2, attack=build_attack({"name": "gaussian"}))
+    with pytest.raises(ValueError, match=r"attack 'sign_flip' cannot corrupt .*'fedavg'.*undeclared"):
+        simulate(linreg, undeclared, max_rounds=2, attack=build_attack({"name": "sign_flip"}))
+    # an aggregator cannot replace a server step that is not an average (FedEPM's ENS server)
+    block = {"problem": {"name": "linreg_synthetic"}, "algorithms": {"fedepm": None}, "aggregator": {"name": "krum"}}
+    with pytest.raises(ConfigError, match="aggregator 'krum' cannot replace the server step of algorithm 'fedepm'"):
         expand("custom", "x", block)
 
 

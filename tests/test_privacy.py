@@ -87,7 +87,7 @@ def test_errors():
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['eps'\]"):
         build_mechanism({"name": "laplace_epm", "eps": 0.1})
     with pytest.raises(ValueError, match="unknown mechanism"):
-        build_mechanism({"name": "gaussian"})
+        build_mechanism({"name": "bogus_mechanism"})
     st = State(w=np.zeros(3))
     with pytest.raises(ValueError, match="grad_l1"):
         LaplaceEPM()(np.zeros((1, 3)), np.array([0]), 0, st, RunContext())

@@ -21,7 +21,8 @@ from tests.toys import LocalGD, Quadratic, worker_blobs
 
 SYNC_HOOKS = ("aggregate", "client_update", "begin_round", "local_step", "upload", "receive", "round_phases")
 ASYNC_HOOKS = ("worker_compute", "master_update", "active_count", "master_load")
-SHARED_HOOKS = ("prepare", "init", "round_metrics", "requirements", "params", "variants", "parameter_constraints")
+SHARED_HOOKS = ("prepare", "init", "round_metrics", "requirements", "params", "variants", "parameter_constraints",
+                "upload_to_update", "update_to_upload")
 
 
 @dataclass

@@ -42,6 +42,8 @@ class LocalGD(SyncAlgorithm):
     averaging: str = "selected"
 
     name = "local_gd"
+    upload_kind = "model"                   # the local iterate v_i
+    server_rule = "mean"                    # eq. (17) / (18): a weighted average of the uploads
     grads_per_step = 1
     requires = (LIPSCHITZ,)                 # eta = step_c / max_i r_i
     constraints = {"step_c": [POSITIVE], "averaging": [Options("all", "selected")]}

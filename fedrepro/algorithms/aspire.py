@@ -127,6 +127,13 @@ class Aspire(AsyncAlgorithm):
     viol_tol: float = 1e-9
 
     name = "aspire"
+    upload_kind = "model"                   # a report is (w_j, F_j): the worker's model and its loss
+
+    def report_uploads(self, reports):
+        return np.stack([rep[0] for rep in reports]) if reports else np.empty((0, 0))
+
+    def with_uploads(self, reports, uploads):
+        return [(np.asarray(u, dtype=rep[0].dtype), rep[1]) for rep, u in zip(reports, uploads)]
     requires = (MINIBATCH_LOSS, NETWORK)
     client_vectors = 2
     state_class = AspireState

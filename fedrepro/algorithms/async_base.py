@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from fedrepro.algorithms.base import Algorithm
 from fedrepro.core.params import POSITIVE_INT
 
@@ -62,3 +64,15 @@ class AsyncAlgorithm(Algorithm):
         """(work units, cutting-plane solve?) of the iteration just done, priced by the delay model's
         master time mu0 + mu1 * units (+ t_cp); default (0, False)."""
         return 0, False
+
+    # ---- the channel's view of a report (fedrepro.sim.channel) -----------------------------------
+    # A rule whose reports carry a model declares upload_kind = "model" and the two maps below; the
+    # event-driven loop then applies the channel's upload-side attacks and client-side mechanisms to
+    # the reports of the workers a message leaves for (default: undeclared, refused at config check).
+    def report_uploads(self, reports: list) -> np.ndarray:
+        """The uploaded vectors of ``reports``, one row per report."""
+        raise NotImplementedError(f"{self.name}: reports have no declared upload")
+
+    def with_uploads(self, reports: list, uploads: np.ndarray) -> list:
+        """``reports`` with their uploaded vectors replaced by the rows of ``uploads``."""
+        raise NotImplementedError(f"{self.name}: reports have no declared upload")

@@ -78,6 +78,17 @@ class Algorithm:
     client_vectors = None
     constraints = {}
     state_class = State
+    # What a client sends the server (fedrepro.sim.channel): "model" (its local model), "delta" (a model
+    # update w_i - w), "gradient" (a descent direction the server steps against), "vector" (an
+    # algorithm-specific vector; the algorithm overrides upload_to_update / update_to_upload) or None
+    # (undeclared: no upload-side attack, clipping or aggregator can be applied, and the channel says so)
+    upload_kind: ClassVar[str | None] = None
+    # "mean": the server step averages the round's uploads (weighted or not), so a channel aggregator
+    # (krum, trimmed mean ...) or the Gaussian mechanism's noised mean can stand in for that average;
+    # "own": the server has its own rule (FRPG, RSA, Krum, ASPIRE ...), which aggregators do not replace
+    server_rule: ClassVar[str] = "own"
+    # True: the algorithm reads problem.senders itself (a silent worker's upload is dropped inside it)
+    reads_senders: ClassVar[bool] = False
 
     def __post_init__(self):
         validate_params(self.name, self.params(), self.parameter_constraints())
@@ -103,6 +114,35 @@ class Algorithm:
     def params(self) -> dict:
         """The algorithm's parameters as a flat dict (recorded in results)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    # ---- the upload's map to a model update (fedrepro.sim.channel) ---------------------------
+    def upload_to_update(self, state: State, problem: FederatedProblem, clients: np.ndarray,
+                         uploads: np.ndarray) -> np.ndarray:
+        """The model updates d_i (rows, float64) the uploads stand for, relative to the broadcast model
+        ``state.w``: model u_i -> u_i - w; delta -> u_i; gradient -> -u_i (the direction the server steps
+        in). A "vector" algorithm overrides this and :meth:`update_to_upload`."""
+        U = np.asarray(uploads, dtype=np.float64)
+        if self.upload_kind == "model":
+            return U - np.asarray(state.w, dtype=np.float64)[None, :]
+        if self.upload_kind == "delta":
+            return U.copy()
+        if self.upload_kind == "gradient":
+            return -U
+        raise NotImplementedError(f"{self.name}: upload_kind {self.upload_kind!r} has no map to a model update")
+
+    def update_to_upload(self, state: State, problem: FederatedProblem, clients: np.ndarray,
+                         updates: np.ndarray, like: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`upload_to_update`, in the dtype of ``like`` (the original uploads)."""
+        D = np.asarray(updates, dtype=np.float64)
+        if self.upload_kind == "model":
+            out = D + np.asarray(state.w, dtype=np.float64)[None, :]
+        elif self.upload_kind == "delta":
+            out = D
+        elif self.upload_kind == "gradient":
+            out = -D
+        else:
+            raise NotImplementedError(f"{self.name}: upload_kind {self.upload_kind!r} has no map from a model update")
+        return out.astype(np.asarray(like).dtype, copy=False)
 
     # ---- the hooks both kinds share -----------------------------------------------------
     def prepare(self, problem: FederatedProblem, ctx: RunContext) -> None:

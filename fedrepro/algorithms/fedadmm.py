@@ -61,6 +61,8 @@ class FedADMM(SyncAlgorithm):
     pi0: str = "zero"
 
     name = "fedadmm"
+    upload_kind = "vector"                  # z_i = sigma_i w_i + pi_i, eq. (8)
+    server_rule = "mean"                    # eq. (4): w = sum_i z_i / sum_i sigma_i, a sigma-weighted mean
     requires = (LIPSCHITZ,)                 # a_i = alpha_i r_i
     constraints = {"r0": [POSITIVE], "r0_rule": [Options("paper", "code")], "nu": [Interval(Real, 0, 1, "right")],
                    "eps0": [None, POSITIVE], "kappa_max": [POSITIVE_INT], "inner_check": [Options("code", "paper")],
@@ -182,3 +184,14 @@ class FedADMM(SyncAlgorithm):
     def receive(self, state, problem, ctx, clients, uploads, r):
         state.Z[clients] = uploads
         state.metrics["n_grad_evals"] = state.n_grad
+
+    # ---- the channel's view of z_i (fedrepro.sim.channel) --------------------------------------
+    def upload_to_update(self, state, problem, clients, uploads):
+        """z_i stands for the model z_i / sigma_i: eq. (4) is the sigma-weighted mean of these, so the
+        update is d_i = z_i / sigma_i - w."""
+        sg = state.sig[np.asarray(clients), None]
+        return np.asarray(uploads, dtype=np.float64) / sg - state.w[None, :]
+
+    def update_to_upload(self, state, problem, clients, updates, like):
+        sg = state.sig[np.asarray(clients), None]
+        return (sg * (state.w[None, :] + np.asarray(updates, dtype=np.float64))).astype(np.asarray(like).dtype)

@@ -99,6 +99,7 @@ class FedADMMGong(FedProxSGD):
     name = "fedadmm_gong"
     client_vectors = 2                    # w_i and y_i (Option II: y_i only; the estimate is the bound)
     state_class = FedADMMGongState
+    upload_kind = "delta"                   # Delta_i; theta <- theta + eta mean_S Delta_i, eq. (5)
     constraints = {"eta": [POSITIVE], "local_init": [Options(*INITS)],
                    "first_visit_init": [Options("global", "theta0")], "eta_2": [None, POSITIVE], "eta_switch": [None, NONNEGATIVE_INT],
                    "rho_2": [None, NONNEGATIVE], "rho_switch": [None, NONNEGATIVE_INT], "dual_ascent": [Boolean],

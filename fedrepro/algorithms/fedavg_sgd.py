@@ -34,6 +34,8 @@ class FedAvgSGD(LocalEpochs):
     aggregation: str = "data_size"
 
     name = "fedavg_sgd"
+    upload_kind = "model"
+    server_rule = "mean"                    # the (data-size or unweighted) mean of the uploads
     constraints = {"aggregation": [Options("data_size", "unweighted")]}
 
     def upload_mean(self, state, problem, cols: slice = slice(None)) -> np.ndarray:

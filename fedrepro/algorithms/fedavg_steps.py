@@ -43,6 +43,8 @@ class FedAvgSteps(LocalSteps):
 
     name = "fedavg_steps"
     state_class = FedAvgStepsState
+    upload_kind = "model"
+    server_rule = "mean"                    # the prior-weighted or plain mean of the uploads
     constraints = {"weights": [Options("uniform", "prior")], "prior": PRIOR}
 
     def __post_init__(self):

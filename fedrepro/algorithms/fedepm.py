@@ -72,6 +72,7 @@ class EPMHarness(SyncAlgorithm):
     constraints = {"init_noise": [Options(*INIT_NOISE)], "init_scale": [NONNEGATIVE],
                    "client_loop": [Options("vectorized", "sequential")]}
     state_class = EPMState
+    upload_kind = "model"                   # the local model w_i (eq. (39) adds the noise to it)
     # the objective the paper and code evaluate and stop on: f = sum_i f_i (client weights 1,
     # spec 001 Sec. 4-5); `fedrepro run` builds the user's problem with these weights by default
     objective_weights = "ones"

@@ -38,6 +38,7 @@ class FedSGD(FedAvgSGD):
 
     name = "fedsgd"
     state_class = FedSGDState
+    upload_kind = "gradient"                # one full-batch gradient per client
     constraints = {"E": [Interval(Integral, 1, 1)], "B": [Options("full")], "momentum": [Interval(Real, 0, 0)],
                    "random_epochs": [Options(False)]}
 

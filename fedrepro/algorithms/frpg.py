@@ -72,6 +72,8 @@ class FRPG(SyncAlgorithm):
     constraints = {"lam": [POSITIVE], "mu": [POSITIVE], "L": [None, POSITIVE], "L0_mode": [Options("dataset", "delta")],
                    "batch": [None, POSITIVE_INT], "clip_g": [Boolean]}
     state_class = FRPGState
+    upload_kind = "gradient"                # the Huber penalty gradient G_n
+    reads_senders = True
 
     def requirements(self):
         return super().requirements() + ((STEP_CONSTANT,) if self.L is None else ())

@@ -47,6 +47,8 @@ class RSA(SyncAlgorithm):
     constraints = {"a": [POSITIVE], "lam": [POSITIVE], "rsa_order": [Options("jacobi", "gauss_seidel")],
                    "mu": [POSITIVE], "batch": [None, POSITIVE_INT]}
     state_class = RSAState
+    upload_kind = "model"
+    reads_senders = True
 
     def init(self, problem, ctx):
         if ctx.k0 != 1:

@@ -52,6 +52,7 @@ class Scaffold(FedAvgSGD):
     name = "scaffold"
     client_vectors = 1                    # c_i
     state_class = ScaffoldState
+    upload_kind = None                    # (Delta y_i, Delta c_i): no single model update (fedrepro.sim.channel)
     constraints = {"eta_g": [POSITIVE], "K": [Options("actual_steps", *FIXED_K)]}
 
     def init(self, problem, ctx):

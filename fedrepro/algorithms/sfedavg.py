@@ -35,6 +35,7 @@ class SFedAvg(EPMHarness):
     aggregate_over: str = "previous"
 
     name = "sfedavg"
+    server_rule = "mean"                    # (34): the average of the stored uploads
     constraints = {"aggregate_over": [Options("previous", "new")]}
 
     def _server(self, state, problem, ctx, r):

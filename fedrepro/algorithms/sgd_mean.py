@@ -44,6 +44,7 @@ class RobustAggregationSGD(SyncAlgorithm):
     requires = (STOCHASTIC, BYZANTINE)
     constraints = {"a": [POSITIVE], "batch": [None, POSITIVE_INT]}
     state_class = RobustSGDState
+    reads_senders = True                    # a silent worker's upload is dropped in receive
 
     def aggregate_rows(self, V: np.ndarray, state) -> np.ndarray:
         """The server's rule over the received rows V (n, d) -> (d,)."""

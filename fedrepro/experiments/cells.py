@@ -11,7 +11,8 @@ Grid keys
 ---------
 ``k0``, ``rho``, ``max_rounds``, ``eval_every``   run settings
 ``problem.<key>``                                  problem spec entries
-``mechanism.<key>``, ``attack.<key>``              privacy mechanism / attack spec entries
+``mechanism.<key>``, ``attack.<key>``,             privacy mechanism / attack / aggregator spec entries
+``aggregator.<key>``                               (the client-to-server channel, fedrepro.sim.channel)
 ``<algorithm>.<param>``                            one algorithm's parameter
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
 algorithm only.
@@ -50,7 +51,7 @@ from fedrepro.core.params import ConfigError
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
 TIMING_KEYS = ("delays", "tau", "time_budget")   # virtual-clock keys (fedrepro.experiments.runner)
-SPEC_PREFIXES = ("problem", "mechanism", "attack")
+SPEC_PREFIXES = ("problem", "mechanism", "attack", "aggregator")
 PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"
 PAPER_FILES = {"experiments": "experiments.yaml", "claims": "claims.yaml", "fidelity": "FIDELITY.md"}
 
@@ -140,7 +141,7 @@ def deep_merge(base: dict, override: dict) -> dict:
 def column_name(key: str) -> str:
     """Results column of a swept key (``problem.m`` -> ``m``, ``attack.name`` -> ``attack``)."""
     parts = key.split(".")
-    if len(parts) == 2 and parts[1] == "name" and parts[0] in ("mechanism", "attack"):
+    if len(parts) == 2 and parts[1] == "name" and parts[0] in ("mechanism", "attack", "aggregator"):
         return parts[0]
     return parts[-1]
 
@@ -220,8 +221,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     from fedrepro.algorithms import make_algorithm
     from fedrepro.problems import problem_class, validate_problem_spec
     from fedrepro.problems.protocols import check_pairing
-    from fedrepro.sim.attacks import build_attack
-    from fedrepro.sim.privacy import build_mechanism
+    from fedrepro.sim.channel import build_channel
     from fedrepro.sim.stopping import validate_stop_spec
 
     problem = cell.get("problem") or {}
@@ -229,7 +229,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
     keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
             "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS,
-                                                                 "mechanism", "attack", "stop"))],
+                                                                 "mechanism", "attack", "aggregator", "stop"))],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
@@ -243,11 +243,9 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
             check_timing(cell, algorithm)
-            build_mechanism(cell.get("mechanism"))
             validate_stop_spec(cell.get("stop"))
-            attack = build_attack(cell.get("attack"))
-            if attack is not None and cls is not None:
-                attack.check(algorithm, cls)
+            channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
+            channel.check(algorithm, cls, schedule="async" if algorithm.asynchronous else "sync")
     except (ValueError, TypeError) as err:
         raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
     seen.update({(kind, key): True for kind, key in keys.items()})
@@ -291,6 +289,10 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
     if absent:
         raise ConfigError(f"experiment {paper}/{exp_id}: stop_by_algorithm names {absent}, which the experiment "
                           f"does not run (algorithms: {sorted(algorithms)}); remove them or add the algorithms")
+    if block.get("tau") is not None and not any(_is_asynchronous(name) for name in algorithms):
+        raise ConfigError(f"experiment {paper}/{exp_id}: tau (bounded staleness) is a setting of the asynchronous "
+                          f"schedule, and none of {sorted(algorithms)} is asynchronous (synchronous rounds have no "
+                          "stale uploads): remove tau")
     seeds = block.get("seeds", 1)
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     grid = block.get("grid", {}) or {}
@@ -316,11 +318,12 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     "params": dict(fixed), "problem": copy.deepcopy(block["problem"]),
                     "mechanism": copy.deepcopy(block.get("mechanism")),
                     "attack": copy.deepcopy(block.get("attack")),
+                    **({"aggregator": copy.deepcopy(block["aggregator"])} if block.get("aggregator") else {}),
                     "stop": copy.deepcopy((block.get("stop_by_algorithm") or {}).get(alg_name, block.get("stop"))),
                     **{key: block.get(key, default) for key, default in RUN_DEFAULTS.items()},
                     **{key: copy.deepcopy(block[key]) for key in RUN_OPTIONAL if key in block},
                     **{key: copy.deepcopy(block[key]) for key in TIMING_KEYS if key in block
-                       and (key != "tau" or asynchronous)},     # staleness: asynchronous rules only
+                       and (key != "tau" or asynchronous)},     # staleness: the block's asynchronous rules
                     "datasets": list(block.get("datasets", []) or []),
                     "instance": seed, "seed": int(base_seed) + int(seed),
                 }

@@ -15,6 +15,7 @@ import pandas as pd
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.allocator import keep_freed_memory
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
+from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
@@ -81,11 +82,16 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
         check_async_cell(cell)
         kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
                       tau=resolve_staleness(cell.get("tau"), problem.m),
+                      mechanism=build_mechanism(cell.get("mechanism")), attack=build_attack(cell.get("attack")),
                       **{k: v for k, v in settings.items() if k in ASYNC_SETTINGS})
         kwargs["max_iterations"] = kwargs.pop("max_rounds")
         return Run(problem, algorithm, kwargs)
+    if cell.get("tau") is not None:
+        raise ValueError(f"tau (bounded staleness) is a setting of the asynchronous schedule; algorithm "
+                         f"{cell['algorithm']!r} runs in synchronous rounds, where every upload is fresh: remove tau")
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
-                  attack=build_attack(cell.get("attack")), delays=delays, time_budget=time_budget, **settings)
+                  attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
+                  delays=delays, time_budget=time_budget, **settings)
     if replay is not None:
         kwargs["replay"] = replay                  # simulate checks it against problem and round cap
     return Run(problem, algorithm, kwargs)
@@ -93,14 +99,14 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
 
 def check_async_cell(cell: dict) -> None:
     """An asynchronous update rule runs on the event-driven loop: it needs a delay model and takes no
-    privacy mechanism, attack or participation rate (a ValueError names the key to remove)."""
+    aggregator or participation rate (a ValueError names the key to remove); which mechanisms and attacks
+    it takes, the channel says (:meth:`fedrepro.sim.channel.Channel.check`, schedule "async")."""
     if cell.get("delays") is None:
         raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: give the cell a delay model "
                          "(delays: {H_max: 5, c0: 0.05, ...}; {} for the defaults)")
-    for key in ("mechanism", "attack"):
-        if cell.get(key) is not None:
-            raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous; the event-driven loop does not "
-                             f"apply a {key}: remove {key!r} from the experiment")
+    if cell.get("aggregator"):
+        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous; its master consumes reports as they "
+                         "arrive, with no average for an aggregator to replace: remove 'aggregator'")
     if cell.get("rho", 1.0) != 1.0:
         raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: the number of active workers is its "
                          "parameter S, not rho; remove rho")

@@ -101,14 +101,15 @@ class SoftmaxProblem(FederatedProblem):
 
     # ---- faulty workers / attacks ---------------------------------------------
     def set_faulty(self, ids, silent: bool = False) -> None:
-        """Mark workers ``ids`` faulty: they get weight 0 in every metric; with
-        ``silent`` their uploads are also ignored by the server (no-attack baseline).
-        Resets the training labels to the true ones."""
+        """Mark workers ``ids`` faulty: the metrics (``objective``, ``loss_server``, the worker losses)
+        use the reliable workers only; with ``silent`` their uploads are also ignored by the server
+        (no-attack baseline). Resets the training labels to the true ones. The training weights
+        ``weights`` are not touched: a faulty worker still takes part in the protocol with its weight
+        (an algorithm that averages with ``problem.weights`` -- FedAvg, FedADMM -- must not drop it)."""
         self.faulty = np.zeros(self.m, dtype=bool)
         self.faulty[np.asarray(ids, dtype=np.int64)] = True
         self.silent = bool(silent)
         self.train_labels = self.y.copy()          # a fresh attack starts from the true labels
-        self.weights = (~self.faulty).astype(float)
 
     @property
     def reliable(self) -> np.ndarray:

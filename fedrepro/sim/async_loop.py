@@ -35,6 +35,7 @@ from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_
 from fedrepro.core.params import POSITIVE, POSITIVE_INT, validate_params
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.channel import Channel
 from fedrepro.sim.result import RunResult, record_evaluation
 from fedrepro.sim.stopping import check_stop_needs, stop_check
 
@@ -47,7 +48,8 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
                    eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, progress=None,
                    time_limit: float | None = RUN_DEFAULTS["time_limit"], store: str = RUN_OPTIONAL["store"],
                    metrics=RUN_OPTIONAL["metrics"],
-                   diverge_factor: float | None = RUN_OPTIONAL["diverge_factor"]) -> RunResult:
+                   diverge_factor: float | None = RUN_OPTIONAL["diverge_factor"], mechanism=None,
+                   attack=None) -> RunResult:
     """Run the asynchronous update rule ``algorithm`` on ``problem`` with the virtual timing ``delays``.
 
     Parameters
@@ -63,6 +65,9 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
         ``max_staleness``, the evaluated metrics, the rule's ``round_metrics`` and ``state.metrics``,
         wall/cpu times as in the synchronous loop.
     seed, stop, progress, time_limit (wall seconds), store, metrics : as in :func:`fedrepro.sim.loop.simulate`.
+    mechanism, attack : the client-side stages of the channel (:mod:`fedrepro.sim.channel`), applied to
+        the reports when their jobs leave (the worker computes them then); the channel refuses, before
+        the run, what the asynchronous schedule cannot take (aggregators, silent workers, server-side noise).
     """
     check_run_settings(k0=k0, max_rounds=max_iterations, eval_every=eval_every, time_limit=time_limit,
                        store=store, metrics=metrics, seed=seed, diverge_factor=diverge_factor)
@@ -78,6 +83,9 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
                      time_budget=None if time_budget is None else float(time_budget))
     m = problem.m
     timing = delays.bind(m, ctx)
+    channel = Channel(mechanism, attack)
+    channel.check(algorithm, problem, schedule="async")
+    channel.prepare(problem, ctx)
     algorithm.prepare(problem, ctx)
 
     t_start, cpu_start = time.perf_counter(), time.process_time()
@@ -95,6 +103,10 @@ def simulate_async(problem: FederatedProblem, algorithm: AsyncAlgorithm, delays,
         if len(reports) != len(workers):
             raise ValueError(f"{algorithm.name}.worker_compute returned {len(reports)} reports for "
                              f"{len(workers)} workers")
+        if not channel.empty and len(reports):     # the channel, keyed by the iteration the jobs leave at
+            _, sent = channel.transmit(algorithm.report_uploads(reports), np.asarray(workers), t, state, problem,
+                                       algorithm, ctx)
+            reports = algorithm.with_uploads(reports, sent)
         for j, rep in zip(workers, reports):
             j = int(j)
             arrival = now + timing.duration(j, ctx.k0, now, int(jobs[j]))

@@ -1,8 +1,24 @@
-"""Byzantine attacks on the uploads (FRPG spec 004 sec. 3.7), reusable by any algorithm.
+"""The adversary of the client-to-server channel (:mod:`fedrepro.sim.channel`): Byzantine attacks
+(FRPG spec 004 sec. 3.7 and the literature below), one population of faulty workers per run.
 
-An attack is built from its config block, ``ATTACKS[spec["name"]](spec)``, and the
-simulation calls ``prepare(problem, ctx)`` once and
-``corrupt(uploads, clients, r, state, problem, algorithm, ctx)`` every round.
+An attack is built from its config block, ``ATTACKS[spec["name"]](spec)``; it owns which workers are
+faulty (not the problem, not the algorithm). The channel calls ``check(algorithm, problem)`` before
+the run (an unsuitable pairing is refused with the reason), ``prepare(problem, ctx)`` once, and
+every round, on the uploads of the round's clients, either ``corrupt(uploads, ...)`` (``acts_on =
+"upload"``: what the algorithm's ``faulty_upload`` says a faulty worker sends) or
+``corrupt_updates(D, clients, r, ctx)`` (``acts_on = "update"``: the rows D are model updates, the
+channel maps them from and back to the algorithm's declared upload kind). A data-side attack
+(``acts_on = "data"``) changes the faulty workers' training data in ``prepare`` and leaves the uploads.
+
+Upload-side attacks on model updates d_i (the faulty workers' rows; benign = the round's other rows):
+
+* ``sign_flip`` -- d_i -> -c d_i (c = 1).
+* ``scaling`` -- d_i -> c d_i (c = 10).
+* ``alie`` -- "A little is enough" (Baruch, Baruch & Goldberg, NeurIPS 2019): every faulty worker
+  sends mu - z sigma, mu and sigma the coordinate-wise mean and standard deviation of the benign
+  updates, z = z_max(n, f) of the paper (Phi^-1((n - s) / n), s = floor(n/2 + 1) - f; n workers,
+  f of them faulty) unless ``z`` is given.
+* ``ipm`` -- inner-product manipulation (Xie, Koyejo & Gupta, UAI 2020): -eps mu (eps = 0.5).
 
 Faulty workers: ``faulty`` (list of ids) or ``B`` (the last B workers, the paper's
 n = N+1..Q convention, spec A2). The problem is told who is faulty
@@ -30,6 +46,10 @@ import numpy as np
 
 from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, validate_params
 from fedrepro.problems.protocols import RELABEL, provides
+from fedrepro.sim import attack_ops
+
+#: upload kinds (fedrepro.algorithms.base.Algorithm.upload_kind) the channel maps to model updates
+MAPPED_KINDS = ("model", "delta", "gradient", "vector")
 
 # keys every attack block accepts (besides ``name``)
 _WORKERS = {"faulty": [None, Anything("a list of worker ids")], "B": [None, NONNEGATIVE_INT]}
@@ -50,18 +70,30 @@ class _Attack:
     name = "attack"
     default_B = 4
     silent = False
+    acts_on = "none"                # "data" | "upload" | "update" | "none" (module docstring)
+    kinds = ()                      # upload kinds an upload-side attack can corrupt
     problem_requires = ()           # capabilities (fedrepro.problems.protocols) the attack needs
     algorithm_requires = ()         # methods the algorithm must implement
     constraints = {}                # the attack's own keys (besides name, faulty, B)
+
+    def refusal(self, algorithm) -> str | None:
+        """Why this attack cannot corrupt what ``algorithm`` (instance or class) uploads, or None."""
+        if self.acts_on == "update" and getattr(algorithm, "upload_kind", None) not in self.kinds:
+            kind = getattr(algorithm, "upload_kind", None)
+            return (f"it rewrites model updates, and the algorithm's uploads ({kind or 'undeclared'}) have no map to "
+                    f"one (the attack corrupts {', '.join(self.kinds)} uploads)")
+        lacking = [m for m in self.algorithm_requires if not callable(getattr(algorithm, m, None))]
+        if lacking:
+            return f"it needs the algorithm to implement {', '.join(lacking)} (what a faulty worker uploads)"
+        return None
 
     def check(self, algorithm, problem) -> None:
         """Raise ValueError when this attack cannot run with ``algorithm`` on ``problem`` (an
         instance or a problem class), naming what is missing; called before the run starts."""
         alg = getattr(algorithm, "name", type(algorithm).__name__)
-        lacking = [m for m in self.algorithm_requires if not callable(getattr(algorithm, m, None))]
-        if lacking:
-            raise ValueError(f"attack {self.name!r} cannot corrupt the uploads of algorithm {alg!r}: it needs "
-                             f"the algorithm to implement {', '.join(lacking)} (what a faulty worker uploads)")
+        why = self.refusal(algorithm)
+        if why:
+            raise ValueError(f"attack {self.name!r} cannot corrupt the uploads of algorithm {alg!r}: {why}")
         cls = problem if isinstance(problem, type) else type(problem)
         gaps = [str(c) for c in self.problem_requires if not provides(problem, c)]
         if gaps:
@@ -76,6 +108,7 @@ class _Attack:
         self.faulty = None
 
     def prepare(self, problem, ctx):
+        self._m = int(problem.m)
         self.faulty = _faulty_ids(self.spec, problem.m, self.default_B)
         if hasattr(problem, "set_faulty"):
             problem.set_faulty(self.faulty, silent=self.silent)
@@ -92,6 +125,7 @@ class LabelFlip(_Attack):
     """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers."""
 
     name = "label_flip"
+    acts_on = "data"
     problem_requires = (RELABEL,)
     constraints = {"n_classes": [POSITIVE_INT]}
 
@@ -105,22 +139,105 @@ class Gaussian(_Attack):
     """Gaussian attack (Dong et al. 2019): faulty model c xi, fresh every slot (c = 1e4)."""
 
     name = "gaussian"
-    algorithm_requires = ("faulty_upload",)
+    acts_on = "upload"
+    kinds = MAPPED_KINDS
     constraints = {"c": [POSITIVE]}
 
     def __init__(self, spec=None):
         super().__init__(spec)
         self.c = float(self.spec.get("c", 1e4))
 
+    def refusal(self, algorithm):
+        if callable(getattr(algorithm, "faulty_upload", None)) or getattr(algorithm, "upload_kind", None) in self.kinds:
+            return None
+        return ("the algorithm neither implements faulty_upload nor declares an upload kind the channel maps "
+                f"to a model ({', '.join(self.kinds)})")
+
     def corrupt(self, uploads, clients, r, state, problem, algorithm, ctx):
-        rows = self._rows(np.asarray(clients))
+        clients = np.asarray(clients)
+        rows = self._rows(clients)
         if rows.size == 0:
             return uploads
-        S = int(getattr(algorithm, "slots_per_upload", 1))
-        models = self.c * ctx.rng("attack", r).standard_normal((S, rows.size, uploads.shape[1]))
         out = uploads.copy()
-        out[rows] = algorithm.faulty_upload(state, problem, np.asarray(clients)[rows], models)
+        if callable(getattr(algorithm, "faulty_upload", None)):      # what the algorithm says such a worker sends
+            S = int(getattr(algorithm, "slots_per_upload", 1))
+            models = self.c * ctx.rng("attack", r).standard_normal((S, rows.size, uploads.shape[1]))
+            out[rows] = algorithm.faulty_upload(state, problem, clients[rows], models)
+            return out
+        # otherwise the faulty model c xi, sent as the algorithm's upload of the update c xi - w
+        w = np.asarray(state.w, dtype=np.float64)
+        models = self.c * ctx.rng("attack", r).standard_normal((rows.size, w.size))
+        out[rows] = algorithm.update_to_upload(state, problem, clients[rows], models - w[None, :], uploads)
         return out
+
+
+class _UpdateAttack(_Attack):
+    """An attack on the faulty rows of the round's model updates D (module docstring)."""
+
+    acts_on = "update"
+    kinds = MAPPED_KINDS
+
+    def corrupt_updates(self, D: np.ndarray, clients: np.ndarray, r: int, ctx) -> np.ndarray:
+        rows = self._rows(np.asarray(clients))
+        if rows.size == 0:
+            return D
+        benign = np.ones(len(D), dtype=bool)
+        benign[rows] = False
+        D = D.copy()
+        D[rows] = self._malicious(D, rows, benign, len(D))
+        return D
+
+    def _malicious(self, D, rows, benign, n):
+        raise NotImplementedError
+
+    @staticmethod
+    def _benign(D, benign):
+        """The benign rows the attackers see (all rows' honest updates when fewer than 2 are benign:
+        the faulty workers' own honest computations are then the attackers' estimate)."""
+        return D[benign] if benign.sum() >= 2 else D
+
+
+class SignFlip(_UpdateAttack):
+    """Sign flipping: a faulty worker sends -c d_i, its honest update reversed (and scaled by c)."""
+
+    name = "sign_flip"
+    constraints = {"c": [POSITIVE]}
+
+    def _malicious(self, D, rows, benign, n):
+        return attack_ops.sign_flip(D[rows], float(self.spec.get("c", 1.0)))
+
+
+class Scaling(_UpdateAttack):
+    """Scaling (model replacement boost): a faulty worker sends c d_i (c = 10)."""
+
+    name = "scaling"
+    constraints = {"c": [POSITIVE]}
+
+    def _malicious(self, D, rows, benign, n):
+        return attack_ops.scaling(D[rows], float(self.spec.get("c", 10.0)))
+
+
+class ALIE(_UpdateAttack):
+    """A little is enough (Baruch et al. 2019): mu - z sigma of the benign updates, z = z_max(n, f)."""
+
+    name = "alie"
+    constraints = {"z": [None, POSITIVE]}
+
+    def _malicious(self, D, rows, benign, n):
+        z = self.spec.get("z")
+        # the paper's z_max(n, f) of the whole population (n workers, f of them faulty), fixed for the run
+        z = attack_ops.alie_z(self._m, self.faulty.size) if z is None else float(z)
+        return attack_ops.alie(self._benign(D, benign), z)[None, :]
+
+
+class IPM(_UpdateAttack):
+    """Inner-product manipulation (Xie et al. 2020): -eps times the mean of the benign updates."""
+
+    name = "ipm"
+    constraints = {"eps": [POSITIVE]}
+
+    def _malicious(self, D, rows, benign, n):
+        return attack_ops.ipm(self._benign(D, benign), float(self.spec.get("eps", 0.5)))[None, :]
 
 
 class Silent(_Attack):
@@ -128,6 +245,7 @@ class Silent(_Attack):
 
     name = "silent"
     silent = True
+    acts_on = "upload"              # the channel drops the faulty rows (or the algorithm, reads_senders)
 
 
 class NoAttack(_Attack):
@@ -137,7 +255,8 @@ class NoAttack(_Attack):
     default_B = 0
 
 
-ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "silent": Silent, "none": NoAttack}
+ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "sign_flip": SignFlip, "scaling": Scaling,
+           "alie": ALIE, "ipm": IPM, "silent": Silent, "none": NoAttack}
 
 
 def _names_workers(spec: dict) -> bool:

@@ -17,6 +17,7 @@ from fedrepro.core.store import resolve_store
 from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import check_pairing
+from fedrepro.sim.channel import Channel
 from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult, record_evaluation
 from fedrepro.sim.stopping import check_stop_needs, stop_check
@@ -24,7 +25,7 @@ from fedrepro.sim.stopping import check_stop_needs, stop_check
 
 def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = RUN_DEFAULTS["k0"],
              rho: float = RUN_DEFAULTS["rho"], max_rounds: int = RUN_DEFAULTS["max_rounds"], seed: int = 0,
-             eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None,
+             eval_every: int = RUN_DEFAULTS["eval_every"], stop=None, mechanism=None, attack=None, aggregator=None,
              time_limit: float | None = RUN_DEFAULTS["time_limit"], progress=None, replay=None, sampler=None,
              store: str = RUN_OPTIONAL["store"], metrics=RUN_OPTIONAL["metrics"],
              store_budget_mb: float = RUN_OPTIONAL["store_budget_mb"],
@@ -46,12 +47,10 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
         ``problem.metric_names()``; a neural model may skip the full-data gradient norm). The run
         ends as ``diverged`` when any evaluated metric or the model is not finite.
     stop : a rule from :mod:`fedrepro.sim.stopping` (or None: run to ``max_rounds``).
-    mechanism : callable ``(uploads, clients, r, state, ctx) -> uploads`` applied
-        to every upload (privacy noise, compression ...); its optional
-        ``prepare(problem, ctx)`` is called once before the run.
-    attack : object with ``prepare(problem, ctx)`` and
-        ``corrupt(uploads, clients, r, state, problem, algorithm, ctx) -> uploads``; its optional
-        ``check(algorithm, problem)`` rejects an unsuitable pairing before the run.
+    mechanism, attack, aggregator : the stages of the client-to-server channel
+        (:class:`fedrepro.sim.channel.Channel`; built by :func:`fedrepro.sim.privacy.build_mechanism`,
+        :func:`fedrepro.sim.attacks.build_attack`, :func:`fedrepro.sim.aggregation.build_aggregator`),
+        applied to every round's uploads; a stage the algorithm cannot take is refused before the run.
     progress : callable ``(record) -> None`` called after each evaluation.
     replay : a :class:`fedrepro.sim.replay.Replay`: recorded client selections (instead of
         the sampler) and/or unit-scale noise (instead of the ``init``/``noise``
@@ -99,12 +98,9 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
                      replay_noise=replay.noise_cursor() if replay is not None else None,
                      sampler=sampler or UniformSampler(problem.m, float(rho), int(seed), sample_count),
                      algorithm=algorithm.name, store=store)
-    if attack is not None:
-        if hasattr(attack, "check"):        # optional: what the attack needs of algorithm and problem
-            attack.check(algorithm, problem)
-        attack.prepare(problem, ctx)
-    if mechanism is not None and hasattr(mechanism, "prepare"):     # optional: mechanisms that need the problem
-        mechanism.prepare(problem, ctx)
+    channel = Channel(mechanism, attack, aggregator)
+    channel.check(algorithm, problem)
+    channel.prepare(problem, ctx)
     algorithm.prepare(problem, ctx)
 
     t_start, cpu_start = time.perf_counter(), time.process_time()
@@ -132,11 +128,10 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
         uploads = algorithm.client_update(state, problem, ctx, clients, r)
         local_time += time.perf_counter() - t0
         local_cpu_time += time.process_time() - c0
-        if mechanism is not None:
-            uploads = mechanism(uploads, clients, r, state, ctx)
-        if attack is not None:
-            uploads = attack.corrupt(uploads, clients, r, state, problem, algorithm, ctx)
-        algorithm.receive(state, problem, ctx, clients, uploads, r)
+        senders = clients
+        if not channel.empty:                    # privacy, adversary, aggregation (fedrepro.sim.channel)
+            senders, uploads = channel.transmit(uploads, clients, r, state, problem, algorithm, ctx)
+        algorithm.receive(state, problem, ctx, senders, uploads, r)
         if timing is not None:
             virtual_time += sync_round_duration(timing, r, algorithm.round_phases(state, ctx, clients, r),
                                                 start=virtual_time)

@@ -40,9 +40,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from fedrepro.core.noise import GENERATORS, draw_noise, stdlap  # noqa: F401  (re-exported)
-from fedrepro.core.params import NONNEGATIVE, POSITIVE, Options, validate_params
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, Interval, Options, Real, validate_params
 
-__all__ = ["stdlap", "LaplaceEPM", "MECHANISMS", "build_mechanism"]
+__all__ = ["stdlap", "LaplaceEPM", "GaussianDP", "MECHANISMS", "build_mechanism"]
 
 @dataclass
 class LaplaceEPM:
@@ -61,6 +61,14 @@ class LaplaceEPM:
     c: float = 1e-8
     alpha: float = 1.001
     name = "laplace_epm"
+    acts_on = "upload"          # noise on the uploaded model (the channel hands a non-model upload as w + d_i)
+
+    def refusal(self, algorithm) -> str | None:
+        """Why the mechanism cannot act on what ``algorithm`` uploads, or None."""
+        kind = getattr(algorithm, "upload_kind", None)
+        if kind is None:
+            return "the algorithm's uploads are undeclared (no upload kind), so there is no model to add the noise to"
+        return None
 
     def prepare(self, problem, ctx) -> None:
         """Start a run: remember the problem (for algorithms that do not fill ``state.upload_info``)
@@ -129,6 +137,99 @@ class LaplaceEPM:
         return uploads + noise
 
 
+@dataclass
+class GaussianDP:
+    """Client-level differential privacy of DP-FedAvg (McMahan, Ramage, Talwar & Zhang, ICLR 2018).
+
+    Each client of the round clips its model update to L2 norm ``clip`` (C): d_i <- d_i min(1, C/||d_i||);
+    the server releases the unweighted mean of the n clipped updates with Gaussian noise,
+
+        d = (sum_i d_i + z C xi) / n,        xi ~ N(0, I_d)   (stream ``dp_noise``, keyed by round)
+
+    (the Gaussian mechanism on the sum, whose L2 sensitivity to one client is C), and the algorithm
+    receives d as the update of every client of the round (its own average of equal rows is d). The
+    privacy loss after each round is that of the composed subsampled Gaussian mechanism with noise
+    multiplier z and sampling rate q = n / m, for the stated ``delta``, from the maintained accountant
+    of ``dp-accounting`` (:mod:`fedrepro.sim.accounting`; RDP by default, PLD on request): trace
+    column ``dp_epsilon``. The accountant treats the round's fixed-size uniform sample as Poisson
+    sampling at rate q, the usual approximation (stated, not hidden).
+
+    Parameters
+    ----------
+    clip : C > 0. noise_multiplier : z >= 0 (0: clipping only, epsilon = inf). epsilon : instead of z,
+    the target epsilon after ``max_rounds`` rounds; z is calibrated by the library
+    (``dp_accounting.calibrate_dp_mechanism``) before the run. delta : in (0, 1) (default 1e-5).
+    accountant : ``rdp`` | ``pld``.
+    """
+
+    clip: float = 1.0
+    noise_multiplier: float | None = None
+    epsilon: float | None = None
+    delta: float = 1e-5
+    accountant: str = "rdp"
+    name = "gaussian"
+    acts_on = "update"
+    constraints = {"clip": [POSITIVE], "noise_multiplier": [None, NONNEGATIVE], "epsilon": [None, POSITIVE],
+                   "delta": [Interval(Real, 0, 1, "neither")], "accountant": [Options("rdp", "pld")]}
+
+    def __post_init__(self):
+        validate_params(self.name, {f.name: getattr(self, f.name) for f in fields(self)}, self.constraints)
+        if (self.noise_multiplier is None) == (self.epsilon is None):
+            raise ValueError(f"mechanism {self.name!r}: give exactly one of noise_multiplier (z >= 0) and epsilon "
+                             "(the target after max_rounds rounds)")
+
+    def refusal(self, algorithm) -> str | None:
+        kind = getattr(algorithm, "upload_kind", None)
+        if kind is None:
+            return "the algorithm's uploads are undeclared (no upload kind), so there is no model update to clip"
+        if getattr(algorithm, "server_rule", "own") != "mean":
+            return ("the algorithm's server does not average the uploads (its own rule), so the noised mean "
+                    "cannot stand in for its server step")
+        return None
+
+    def prepare(self, problem, ctx) -> None:
+        from fedrepro.sim.accounting import GaussianAccountant, calibrate_noise_multiplier
+
+        self._m = int(problem.m)
+        n = len(ctx.clients(0))
+        self.sampling_rate = min(n / self._m, 1.0)
+        if self.epsilon is not None:
+            self.z = calibrate_noise_multiplier(self.epsilon, rounds=ctx.max_rounds, sampling_rate=self.sampling_rate,
+                                                delta=self.delta, method=self.accountant)
+        else:
+            self.z = float(self.noise_multiplier)
+        self._accountant = GaussianAccountant(self.z, self.sampling_rate, self.delta, method=self.accountant) \
+            if self.z > 0 else None
+
+    def clip_rows(self, D: np.ndarray, state) -> np.ndarray:
+        norms = np.sqrt(np.einsum("ij,ij->i", D, D))
+        factor = np.minimum(1.0, self.clip / np.maximum(norms, np.finfo(float).tiny))
+        state.metrics["clip_fraction"] = float(np.mean(norms > self.clip)) if norms.size else 0.0
+        return D * factor[:, None]
+
+    def release(self, D: np.ndarray, r: int, state, ctx) -> np.ndarray:
+        """The noised unweighted mean of the clipped rows, (d,)."""
+        total = D.sum(axis=0)
+        if self.z > 0:
+            total = total + (self.z * self.clip) * ctx.rng("dp_noise", r).standard_normal(D.shape[1])
+            self._accountant.step()
+            state.metrics["dp_epsilon"] = float(self._accountant.epsilon())
+        state.metrics["dp_noise_multiplier"] = float(self.z)
+        return total / D.shape[0]
+
+
+def _build_gaussian(spec: dict) -> GaussianDP:
+    params = {k: v for k, v in (spec or {}).items() if k != "name"}
+    validate_params("mechanism gaussian", params, GaussianDP.constraints)
+    return GaussianDP(**params)
+
+
+def _build_clip(spec: dict) -> GaussianDP:
+    params = {k: v for k, v in (spec or {}).items() if k != "name"}
+    validate_params("mechanism clip", params, {"clip": [POSITIVE]})
+    return GaussianDP(clip=params.get("clip", 1.0), noise_multiplier=0.0)
+
+
 def _build_laplace_epm(spec: dict) -> LaplaceEPM:
     params = {k: v for k, v in (spec or {}).items() if k != "name"}
     validate_params("mechanism laplace_epm", params, LaplaceEPM.constraints)
@@ -137,6 +238,8 @@ def _build_laplace_epm(spec: dict) -> LaplaceEPM:
 
 MECHANISMS = {
     "laplace_epm": _build_laplace_epm,
+    "gaussian": _build_gaussian,        # DP-FedAvg: clipping and Gaussian noise, with accounting
+    "clip": _build_clip,                # the same clipping and unweighted mean, no noise (the non-private twin)
 }
 
 
