@@ -86,6 +86,7 @@ class SGDMean(RobustAggregationSGD):
 
     name = "sgd_mean"
     upload_kind = "gradient"
+    server_rule = "mean"                    # w <- w - a_r mean(g_n): a channel aggregator can stand in for the mean
 
     def aggregate_rows(self, V, state):
         return aggregators.mean(V)

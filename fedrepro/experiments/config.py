@@ -148,6 +148,9 @@ def check_plot_metrics(block: dict, where: str) -> None:
     if problem is None:
         return
     records = sorted({r for cls in algorithms for r in getattr(cls, "RECORDS", ())})
+    mechanisms = {(block.get("mechanism") or {}).get("name"), *((block.get("grid") or {}).get("mechanism.name") or [])}
+    from fedrepro.sim.privacy import MECHANISM_RECORDS
+    records += sorted({r for name in mechanisms if name in MECHANISM_RECORDS for r in MECHANISM_RECORDS[name]})
     base_metrics = set(FederatedProblem.METRIC_CATALOGUE)       # in ROUND_COLUMNS; not every problem has them
     catalogue = [*problem.METRIC_CATALOGUE, *records, *(c for c in ROUND_COLUMNS if c not in base_metrics),
                  *RUN_COLUMNS]

@@ -271,7 +271,7 @@ def cost_kind(cell: dict) -> dict:
     for key, value in cell.items():
         if key in _RUN_KEYS_OUTSIDE_KIND:
             continue
-        if key in ("params", "mechanism", "attack") and isinstance(value, dict):
+        if key in ("params", "mechanism", "attack", "aggregator") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if not isinstance(v, float)}
         kind[key] = value
     return kind

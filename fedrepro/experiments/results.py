@@ -104,6 +104,8 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
     if cell.get("delays") is not None:          # runs on the virtual clock: the delay model and budget
         const["delays"] = json.dumps(cell["delays"], sort_keys=True, default=str)
         const["time_budget"] = cell.get("time_budget")
+    if cell.get("aggregator"):                  # the server's aggregator (fedrepro.sim.aggregation), when set
+        const["aggregator_spec"] = json.dumps(cell["aggregator"], sort_keys=True, default=str)
     for key, value in (cell.get("columns") or {}).items():
         const[key] = value
     for key, value in const.items():

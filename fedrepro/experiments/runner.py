@@ -104,9 +104,6 @@ def check_async_cell(cell: dict) -> None:
     if cell.get("delays") is None:
         raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: give the cell a delay model "
                          "(delays: {H_max: 5, c0: 0.05, ...}; {} for the defaults)")
-    if cell.get("aggregator"):
-        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous; its master consumes reports as they "
-                         "arrive, with no average for an aggregator to replace: remove 'aggregator'")
     if cell.get("rho", 1.0) != 1.0:
         raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: the number of active workers is its "
                          "parameter S, not rho; remove rho")

@@ -243,6 +243,12 @@ MECHANISMS = {
 }
 
 
+#: the trace columns each mechanism records (state.metrics)
+MECHANISM_RECORDS = {"laplace_epm": ("snr", "snr_code"),
+                     "gaussian": ("dp_epsilon", "dp_noise_multiplier", "clip_fraction"),
+                     "clip": ("dp_noise_multiplier", "clip_fraction")}
+
+
 def build_mechanism(spec: dict | None):
     """The mechanism of an experiment's ``mechanism`` block (None, ``{}`` or ``{name: none}``:
     no mechanism)."""

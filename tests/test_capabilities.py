@@ -1,0 +1,125 @@
+"""The capability matrix (fedrepro.sim.capabilities): the page equals the code; every "runs" cell runs on a
+tiny problem and its stage changes what the server receives (no silent no-op); every refused cell is
+refused at config check, before any job, with its reason."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedrepro.algorithms import algorithm_class, make_algorithm
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.cells import expand
+from fedrepro.problems import problem_class, problem_names
+from fedrepro.problems.protocols import missing
+from fedrepro.problems.softmax import SoftmaxProblem
+from fedrepro.sim import capabilities as cap
+from fedrepro.sim.aggregation import build_aggregator
+from fedrepro.sim.async_loop import simulate_async
+from fedrepro.sim.attacks import build_attack
+from fedrepro.sim.delays import DelayModel
+from fedrepro.sim.loop import simulate
+from fedrepro.sim.privacy import build_mechanism
+from tests.toys import worker_blobs
+
+ROOT = Path(__file__).resolve().parents[1]
+MATRIX = cap.matrix()
+SPECS = {"attack": cap.ATTACK_SPECS, "mechanism": cap.MECHANISM_SPECS, "aggregator": cap.AGGREGATOR_SPECS}
+# stage parameters that make the effect visible on a tiny problem in two rounds
+VISIBLE = {("mechanism", "clip"): {"clip": 1e-3}, ("mechanism", "gaussian"): {"clip": 1e-3, "noise_multiplier": 1.0},
+           ("aggregator", "centered_clipping"): {"tau": 1e-3}}
+
+
+def test_the_page_is_the_code():
+    assert (ROOT / "docs" / "capabilities.md").read_text() == cap.markdown(), \
+        "docs/capabilities.md is stale: python -m fedrepro.sim.capabilities > docs/capabilities.md"
+
+
+def _softmax(m=8, n_per=12, p=5, C=10, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((m * n_per, p))
+    y = rng.integers(0, C, m * n_per)
+    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
+    return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)
+
+
+def _blobs():
+    return worker_blobs([24] * 6, [8] * 6, n_classes=3, dim=6, seed=0)
+
+
+def _toy(algorithm: str, needs_labels: bool):
+    cls = algorithm_class(algorithm)
+    for make in (_softmax, _blobs):
+        problem = make()
+        if not missing(cls, type(problem)) and (not needs_labels or hasattr(problem, "flip_labels")):
+            return problem
+    pytest.fail(f"no tiny problem pairs with {algorithm}")
+
+
+def _received(algorithm: str, stage: dict, needs_labels: bool) -> list:
+    """The uploads (or the asynchronous reports' models) the server receives in a short run, and its model."""
+    alg = make_algorithm(algorithm)
+    problem = _toy(algorithm, needs_labels)
+    got = []
+    if alg.asynchronous:
+        update = alg.master_update
+
+        def capture(state, problem, ctx, workers, reports, t, info):
+            got.append(np.array([np.asarray(r[0], dtype=float) for r in reports]))
+            return update(state, problem, ctx, workers, reports, t, info)
+        alg.master_update = capture
+        result = simulate_async(problem, alg, DelayModel(), max_iterations=6, eval_every=6, seed=3, **stage)
+    else:
+        receive = alg.receive
+
+        def capture(state, problem, ctx, clients, uploads, r):
+            got.append(np.array(uploads, dtype=float))
+            return receive(state, problem, ctx, clients, uploads, r)
+        alg.receive = capture
+        k0 = int(getattr(alg, "T", 1))          # LFRPG uploads once per frame of T slots
+        result = simulate(problem, alg, k0=k0, rho=1.0, max_rounds=2, eval_every=2, seed=3, **stage)
+    # what the server received, and (for an algorithm that drops a silent worker's upload itself, reads_senders)
+    # what it made of it
+    return got + [np.asarray(result.w, dtype=float)]
+
+
+def _stage(kind, option):
+    spec = {**SPECS[kind][option], **VISIBLE.get((kind, SPECS[kind][option]["name"]), {})}
+    build = {"attack": build_attack, "mechanism": build_mechanism, "aggregator": build_aggregator}[kind]
+    return {kind: build(spec)}
+
+
+RUNS = [(alg, kind, opt) for kind, table in MATRIX.items() for alg, row in table.items()
+        for opt, v in row.items() if v == "runs"]
+REFUSED = [(alg, kind, opt, v) for kind, table in MATRIX.items() for alg, row in table.items()
+           for opt, v in row.items() if v != "runs"]
+
+
+@pytest.mark.parametrize("alg,kind,option", RUNS, ids=[f"{a}-{k}-{o}" for a, k, o in RUNS])
+def test_every_runs_cell_changes_what_the_server_receives(alg, kind, option):
+    labels = kind == "attack" and option == "label_flip"
+    plain = _received(alg, {}, labels)
+    staged = _received(alg, _stage(kind, option), labels)
+    same = len(plain) == len(staged) and all(a.shape == b.shape and np.array_equal(a, b)
+                                             for a, b in zip(plain, staged))
+    assert not same, f"{kind} {option!r} on {alg} left every upload the server received unchanged"
+
+
+def _registered_problem(alg):
+    cls = algorithm_class(alg)
+    for name in problem_names():
+        pcls = problem_class(name)
+        if pcls is not None and name != "worker_neural" and not missing(cls, pcls):
+            return {"name": name}
+    return {"name": "worker_neural", "dataset": "fmnist3"}
+
+
+@pytest.mark.parametrize("alg,kind,option,reason", REFUSED, ids=[f"{a}-{k}-{o}" for a, k, o, _ in REFUSED])
+def test_every_refused_cell_is_refused_at_config_check(alg, kind, option, reason):
+    spec = SPECS[kind][option]
+    block = {"problem": _registered_problem(alg), "algorithms": {alg: None}, kind: spec}
+    if algorithm_class(alg).asynchronous:
+        block["delays"] = {}
+    if kind == "attack" and option == "label_flip":
+        pytest.skip("a data-side attack is refused by the problem pairing (tested in test_engine_seams)")
+    with pytest.raises(ConfigError, match=reason.split(" (")[0][:60].replace("(", r"\(").replace(")", r"\)")):
+        expand("custom", "x", block)
