@@ -188,18 +188,19 @@ class GaussianDP:
         return None
 
     def prepare(self, problem, ctx) -> None:
-        from fedrepro.sim.accounting import GaussianAccountant, calibrate_noise_multiplier
-
         self._m = int(problem.m)
         n = len(ctx.clients(0))
         self.sampling_rate = min(n / self._m, 1.0)
         if self.epsilon is not None:
+            from fedrepro.sim.accounting import calibrate_noise_multiplier
             self.z = calibrate_noise_multiplier(self.epsilon, rounds=ctx.max_rounds, sampling_rate=self.sampling_rate,
                                                 delta=self.delta, method=self.accountant)
         else:
             self.z = float(self.noise_multiplier)
-        self._accountant = GaussianAccountant(self.z, self.sampling_rate, self.delta, method=self.accountant) \
-            if self.z > 0 else None
+        self._accountant = None
+        if self.z > 0:
+            from fedrepro.sim.accounting import GaussianAccountant
+            self._accountant = GaussianAccountant(self.z, self.sampling_rate, self.delta, method=self.accountant)
 
     def clip_rows(self, D: np.ndarray, state) -> np.ndarray:
         norms = np.sqrt(np.einsum("ij,ij->i", D, D))
