@@ -12,4 +12,6 @@ purpose, trace records, the stop rules and the one stop check (:func:`.stopping.
 :mod:`fedrepro.experiments.results` turns into Parquet rows. Synchronous methods take their round
 durations from the same delay models (:func:`.delays.sync_round_duration`). Privacy mechanisms
 (:mod:`.privacy`), Byzantine attacks (:mod:`.attacks`) and replayed randomness (:mod:`.replay`) plug
-into the synchronous driver, never into an algorithm."""
+into the synchronous driver, never into an algorithm. :mod:`.accounting` states the (epsilon, delta)
+that rounds of a (Poisson-subsampled) Gaussian mechanism spend (client-level DP, DP-FedAvg), with
+the ``dp-accounting`` library's accountants."""
