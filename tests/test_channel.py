@@ -175,3 +175,18 @@ def test_tau_on_a_synchronous_cell_is_an_error():
             "seed": 0, "tau": 3}
     with pytest.raises(ValueError, match="tau .* synchronous rounds"):
         build_run(cell)
+
+
+def test_gaussian_mechanism_records_the_accountants_epsilon_after_each_round():
+    from fedrepro.sim.accounting import calibrate_noise_multiplier, epsilon_after
+
+    mech = build_mechanism({"name": "gaussian", "clip": 0.5, "noise_multiplier": 1.3, "delta": 1e-5})
+    result = simulate(_softmax(), make_algorithm("fedavg"), k0=2, rho=0.5, max_rounds=4, eval_every=1, seed=1,
+                      mechanism=mech)
+    eps = [r.get("dp_epsilon") for r in result.trace[1:]]
+    assert eps == pytest.approx([epsilon_after(r, 1.3, 0.5, 1e-5) for r in range(1, 5)], rel=1e-12)
+    assert all(np.isfinite(eps)) and eps == sorted(eps)
+    target = build_mechanism({"name": "gaussian", "clip": 0.5, "epsilon": 3.0, "delta": 1e-5})
+    result = simulate(_softmax(), make_algorithm("fedavg"), k0=2, rho=0.5, max_rounds=4, seed=1, mechanism=target)
+    assert target.z == pytest.approx(calibrate_noise_multiplier(3.0, rounds=4, sampling_rate=0.5, delta=1e-5))
+    assert result.trace[-1]["dp_epsilon"] <= 3.0 and result.trace[-1]["dp_epsilon"] == pytest.approx(3.0, rel=1e-3)

@@ -29,6 +29,7 @@ PURPOSES = (
     "drfa_tprime",  # DRFA(-Prox): the snapshot step t' ~ U{1..tau} of each round
     "drfa_sample",  # DRFA(-Prox) participation "sampled": phase-1 draws from lambda, phase-2 uniform
     "client_order",  # order in which a round's selected clients train (FedADMM-Gong's early code, sequential)
+    "dp_noise",    # the Gaussian mechanism's noise on a round's clipped mean (fedrepro.sim.privacy.GaussianDP)
 )
 
 

@@ -24,6 +24,8 @@ composition rule, T times one round's RDP curve (see :class:`GaussianAccountant`
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import operator
 
@@ -34,6 +36,20 @@ from dp_accounting.rdp import RdpAccountant, compute_epsilon
 __all__ = ["METHODS", "GaussianAccountant", "epsilon_after", "round_event"]
 
 METHODS = ("rdp", "pld")
+
+
+@contextlib.contextmanager
+def _quiet_library():
+    """The library logs (through absl) every RDP order whose series does not converge and that it then
+    leaves out of the epsilon (orders near 1 at large q); that is its documented behaviour, not a fault of
+    the run, and a clean build prints no warning: its logger is raised to ERROR while it computes."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _real(name: str, value) -> float:
@@ -129,7 +145,8 @@ class GaussianAccountant:
         self._cache: dict[int, float] = {}
         if m == "rdp":
             one = RdpAccountant()
-            one.compose(self.event)
+            with _quiet_library():
+                one.compose(self.event)
             self._orders = one.orders
             self._rdp_one_round = one.rdp
 
@@ -150,12 +167,13 @@ class GaussianAccountant:
         if rounds == 0:
             return 0.0  # nothing released yet (an empty library accountant also answers 0)
         if rounds not in self._cache:
-            if self.method == "rdp":
-                eps = compute_epsilon(self._orders, rounds * self._rdp_one_round, self.delta)[0]
-            else:
-                accountant = PLDAccountant()
-                accountant.compose(self.event, rounds)
-                eps = accountant.get_epsilon(self.delta)
+            with _quiet_library():
+                if self.method == "rdp":
+                    eps = compute_epsilon(self._orders, rounds * self._rdp_one_round, self.delta)[0]
+                else:
+                    accountant = PLDAccountant()
+                    accountant.compose(self.event, rounds)
+                    eps = accountant.get_epsilon(self.delta)
             self._cache[rounds] = float(eps)
         return self._cache[rounds]
 
@@ -173,3 +191,29 @@ def epsilon_after(rounds: int, noise_multiplier: float, sampling_rate: float, de
     accountant = GaussianAccountant(noise_multiplier, sampling_rate, delta, method)
     accountant.step(rounds)
     return accountant.epsilon()
+
+
+def calibrate_noise_multiplier(target_epsilon: float, *, rounds: int, sampling_rate: float, delta: float,
+                               method: str = "rdp", tol: float = 1e-4) -> float:
+    """The smallest noise multiplier z (within ``tol``) whose ``rounds`` rounds spend at most ``target_epsilon``
+    for ``delta``: the library's own search, ``dp_accounting.calibrate_dp_mechanism`` (Brent's method over z,
+    each candidate accounted by a fresh accountant of ``method`` composing ``round_event`` ``rounds`` times)."""
+    import dp_accounting
+
+    eps = _real("epsilon", target_epsilon)
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"epsilon must be finite and > 0, got {target_epsilon!r}")
+    n = _count("rounds", rounds)
+    if n < 1:
+        raise ValueError(f"rounds must be >= 1 to calibrate the noise, got {rounds!r}")
+    _, q, d, m = _validate(1.0, sampling_rate, delta, method)
+
+    def fresh():
+        return RdpAccountant() if m == "rdp" else PLDAccountant()
+
+    def event(z):
+        return dp_event.SelfComposedDpEvent(round_event(z, q), n)
+
+    with _quiet_library():
+        return float(dp_accounting.calibrate_dp_mechanism(
+            fresh, event, eps, d, bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=tol))
