@@ -1,8 +1,16 @@
-"""Privacy mechanisms applied by the simulation loop to the clients' uploads.
+"""Privacy mechanisms: the first stage of the client-to-server channel (:mod:`fedrepro.sim.channel`).
 
-A mechanism is a callable ``(uploads, clients, r, state, ctx) -> uploads``
-(see :func:`fedrepro.sim.loop.simulate`). ``MECHANISMS[name](spec)`` builds
-one from the ``mechanism`` block of an experiment (``spec['name']`` selects it).
+``MECHANISMS[name](spec)`` builds one from the ``mechanism`` block of an experiment (``spec['name']``
+selects it). Two kinds, by ``acts_on``:
+
+* ``"upload"`` -- a callable ``(uploads, clients, r, state, ctx) -> uploads`` on the uploaded models
+  (``laplace_epm`` below; the channel hands an algorithm whose upload is not a model, e.g. FedADMM's
+  z_i, as the model w + d_i it stands for, and maps the result back);
+* ``"update"`` -- :class:`GaussianDP` (``gaussian``; ``clip`` is it with no noise): clipping of each
+  client's model update, then the noised unweighted mean released by the server, with the privacy
+  spent after each round from ``dp-accounting`` (:mod:`fedrepro.sim.accounting`).
+
+Each declares ``refusal(algorithm)``: why it cannot act on an algorithm (the config check's reason).
 
 ``laplace_epm`` -- FedEPM (Zhou & Li) upload noise, paper eq. (39) in the
 authors' code form (spec 001 Sec. 3.0, 7-A6). For client i uploading at the end
