@@ -74,10 +74,12 @@ class Channel:
                            "privacy holds for the noised mean of clipped updates (sensitivity C), not for a robust "
                            "rule; drop one of the two")
         if attack is not None:
-            why = attack.refusal(algorithm)
-            if why is None and schedule == "async" and attack.silent:
+            refusal = getattr(attack, "refusal", None)   # a user's object with prepare/corrupt only: upload-side
+            why = refusal(algorithm) if refusal is not None else None
+            silent = getattr(attack, "silent", False)
+            if why is None and schedule == "async" and silent:
                 why = "a silent worker never reports, and the asynchronous master would wait for it forever"
-            if why is None and attack.silent and not getattr(algorithm, "reads_senders", False) \
+            if why is None and silent and not getattr(algorithm, "reads_senders", False) \
                     and getattr(algorithm, "server_rule", "own") != "mean":
                 why = ("the channel drops a silent worker's upload, which an algorithm with its own server rule "
                        "does not expect")
@@ -90,7 +92,7 @@ class Channel:
         problems = self.refusals(algorithm, schedule)
         if problems:
             raise ValueError("; ".join(problems))
-        if self.attack is not None and problem is not None:
+        if self.attack is not None and problem is not None and hasattr(self.attack, "check"):
             self.attack.check(algorithm, problem)
 
     def prepare(self, problem, ctx) -> None:
@@ -133,11 +135,12 @@ class Channel:
             D = mech.clip_rows(updates(), state)
         # 2. adversary
         if attack is not None:
-            if attack.acts_on == "update":
+            acts_on, silent = getattr(attack, "acts_on", "upload"), getattr(attack, "silent", False)
+            if acts_on == "update":
                 D = attack.corrupt_updates(updates(), clients, r, ctx)
-            elif attack.acts_on == "upload" and not attack.silent:
+            elif acts_on == "upload" and not silent:
                 U = attack.corrupt(as_uploads(), clients, r, state, problem, algorithm, ctx)
-            if attack.silent and not getattr(algorithm, "reads_senders", False):
+            if silent and not getattr(algorithm, "reads_senders", False):
                 keep = ~np.isin(clients, attack.faulty)
                 U = as_uploads()
                 clients, U = clients[keep], U[keep]
@@ -147,8 +150,8 @@ class Channel:
             rows = updates()
             if len(rows):
                 if agg is not None:
-                    n_faulty = int(np.isin(clients, attack.faulty).sum()) if attack is not None \
-                        and attack.faulty is not None else 0
+                    faulty = getattr(attack, "faulty", None)
+                    n_faulty = int(np.isin(clients, faulty).sum()) if faulty is not None else 0
                     d = agg(rows, clients, n_faulty)
                 else:
                     d = mech.release(rows, r, state, ctx)
