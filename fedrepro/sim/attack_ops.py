@@ -14,7 +14,6 @@ where the result goes.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 
 def sign_flip(U: np.ndarray, c: float = 1.0) -> np.ndarray:
@@ -52,6 +51,8 @@ def alie_z(n: int, f: int) -> float:
         raise ValueError(f"alie: f={f} faulty of n={n} are a majority already (s = {s} <= 0); z_max is unbounded")
     if s >= n:
         raise ValueError(f"alie: s = {s} >= n = {n} (n={n}, f={f}); Phi^-1((n - s)/n) = -inf")
+    from scipy.stats import norm      # here, not at import: scipy.stats costs every run job ~0.5 CPU-s
+
     return float(norm.ppf((n - s) / n))
 
 
