@@ -120,14 +120,14 @@ class Algorithm:
                          uploads: np.ndarray) -> np.ndarray:
         """The model updates d_i (rows, float64) the uploads stand for, relative to the broadcast model
         ``state.w``: model u_i -> u_i - w; delta -> u_i; gradient -> -u_i (the direction the server steps
-        in). A "vector" algorithm overrides this and :meth:`update_to_upload`."""
-        U = np.asarray(uploads, dtype=np.float64)
-        if self.upload_kind == "model":
-            return U - np.asarray(state.w, dtype=np.float64)[None, :]
+        in). A "vector" algorithm overrides this and :meth:`update_to_upload`. Always a new array (the
+        channel's stages write into it)."""
+        if self.upload_kind == "model":      # one (|S|, d) float64 array, whatever the uploads' dtype
+            return np.subtract(uploads, np.asarray(state.w)[None, :], dtype=np.float64)
         if self.upload_kind == "delta":
-            return U.copy()
+            return np.array(uploads, dtype=np.float64)
         if self.upload_kind == "gradient":
-            return -U
+            return np.negative(uploads, dtype=np.float64)
         raise NotImplementedError(f"{self.name}: upload_kind {self.upload_kind!r} has no map to a model update")
 
     def update_to_upload(self, state: State, problem: FederatedProblem, clients: np.ndarray,

@@ -155,7 +155,11 @@ class Channel:
                     d = agg(rows, clients, n_faulty)
                 else:
                     d = mech.release(rows, r, state, ctx)
-                D = np.repeat(np.asarray(d, dtype=np.float64)[None, :], rows.shape[0], axis=0)
+                d = np.asarray(d, dtype=np.float64)[None, :]
+                if algorithm.upload_kind in ("model", "delta", "gradient"):   # the same upload for every client:
+                    row = algorithm.update_to_upload(state, problem, clients[:1], d, uploads)   # map one row
+                    return clients, np.repeat(row, rows.shape[0], axis=0)
+                D = np.repeat(d, rows.shape[0], axis=0)
         return clients, as_uploads()
 
 

@@ -214,7 +214,8 @@ class GaussianDP:
         norms = np.sqrt(np.einsum("ij,ij->i", D, D))
         factor = np.minimum(1.0, self.clip / np.maximum(norms, np.finfo(float).tiny))
         state.metrics["clip_fraction"] = float(np.mean(norms > self.clip)) if norms.size else 0.0
-        return D * factor[:, None]
+        D *= factor[:, None]                 # in place: D is the channel's own array (a (|S|, d) copy is costly)
+        return D
 
     def release(self, D: np.ndarray, r: int, state, ctx) -> np.ndarray:
         """The noised unweighted mean of the clipped rows, (d,)."""
