@@ -4,16 +4,10 @@ import pytest
 
 from fedrepro.algorithms import RunContext, make_algorithm
 from fedrepro.sim.attacks import ATTACKS, build_attack
-from fedrepro.problems.softmax import SoftmaxProblem
+from tests.toys import softmax_toy
 
 
-def _problem(m=8, n_per=12, p=5, C=10, seed=0):
-    rng = np.random.default_rng(seed)
-    n = m * n_per
-    X = rng.random((n, p))
-    y = rng.integers(0, C, n)
-    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
-    return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)
+_problem = softmax_toy
 
 
 def test_label_flip_only_faulty_workers():

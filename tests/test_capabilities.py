@@ -11,7 +11,6 @@ from fedrepro.core.params import ConfigError
 from fedrepro.experiments.cells import expand
 from fedrepro.problems import problem_class, problem_names
 from fedrepro.problems.protocols import missing
-from fedrepro.problems.softmax import SoftmaxProblem
 from fedrepro.sim import capabilities as cap
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.async_loop import simulate_async
@@ -19,7 +18,7 @@ from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.delays import DelayModel
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.privacy import build_mechanism
-from tests.toys import worker_blobs
+from tests.toys import softmax_toy, worker_blobs
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = cap.matrix()
@@ -34,21 +33,13 @@ def test_the_page_is_the_code():
         "docs/capabilities.md is stale: python -m fedrepro.sim.capabilities > docs/capabilities.md"
 
 
-def _softmax(m=8, n_per=12, p=5, C=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((m * n_per, p))
-    y = rng.integers(0, C, m * n_per)
-    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
-    return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)
-
-
 def _blobs():
     return worker_blobs([24] * 6, [8] * 6, n_classes=3, dim=6, seed=0)
 
 
 def _toy(algorithm: str, needs_labels: bool):
     cls = algorithm_class(algorithm)
-    for make in (_softmax, _blobs):
+    for make in (softmax_toy, _blobs):
         problem = make()
         if not missing(cls, type(problem)) and (not needs_labels or hasattr(problem, "flip_labels")):
             return problem

@@ -7,20 +7,16 @@ from fedrepro.algorithms import make_algorithm
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.cells import expand
 from fedrepro.experiments.runner import build_run
-from fedrepro.problems.softmax import SoftmaxProblem
 from fedrepro.sim import attack_ops
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.privacy import build_mechanism
+from tests.toys import softmax_toy
 
 
-def _softmax(m=10, n_per=20, p=5, C=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((m * n_per, p))
-    y = rng.integers(0, C, m * n_per)
-    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
-    return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)
+def _softmax():
+    return softmax_toy(m=10, n_per=20)
 
 
 def _run(alg, problem=None, rounds=4, **stages):

@@ -177,3 +177,15 @@ class NumpySGD:
         else:
             w -= np.multiply(d, self.lr)
         return w
+
+
+def softmax_toy(m: int = 8, n_per: int = 12, p: int = 5, C: int = 10, seed: int = 0):
+    """A tiny :class:`~fedrepro.problems.softmax.SoftmaxProblem`: m workers of ``n_per`` random samples
+    (p features, C classes), the first 10 samples as its test set (attacks, the channel, capabilities)."""
+    from fedrepro.problems.softmax import SoftmaxProblem
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((m * n_per, p))
+    y = rng.integers(0, C, m * n_per)
+    parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
+    return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)

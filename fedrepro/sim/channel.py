@@ -17,8 +17,8 @@ the config, applied in this order to the uploads U of a round's clients S::
 Rows are mapped to model updates d_i (``algorithm.upload_to_update``) only when a stage needs them,
 and back (``update_to_upload``) afterwards; with no stage configured the uploads pass untouched (the
 papers' runs are unchanged bit for bit). :meth:`Channel.check` refuses, before any job, every stage the
-algorithm cannot take, with the reason; :func:`capabilities` lists what composes with what (the matrix
-of ``docs/capabilities.md``).
+algorithm cannot take, with the reason; :mod:`fedrepro.sim.capabilities` lists what composes with what
+(the matrix of ``docs/capabilities.md``).
 """
 from __future__ import annotations
 
