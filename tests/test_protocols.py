@@ -193,8 +193,7 @@ def test_what_an_algorithm_reads_is_declared(name, monkeypatch):
     from tests.test_neural_problem import toy
 
     problem = Recorder({"softmax": _softmax, "neural": toy}.get(kind, _linreg_synthetic)())
-    monkeypatch.setattr("fedrepro.sim.loop.check_pairing", lambda a, p: None)   # record reads, not the check
-    monkeypatch.setattr("fedrepro.sim.async_loop.check_pairing", lambda a, p: None)
+    monkeypatch.setattr("fedrepro.sim.driver.check_pairing", lambda a, p: None)   # record reads, not the check
     alg = make_algorithm(name, **params)
     if alg.asynchronous:
         simulate_async(problem, alg, DelayModel(), k0=k0, max_iterations=12, eval_every=4, seed=2)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fedrepro.sim.async_loop as async_loop
+import fedrepro.sim.driver as driver
 import fedrepro.sim.loop as sync_loop
 import fedrepro.sim.stopping as stopping
 from fedrepro.algorithms import algorithm_class, algorithm_names, make_algorithm
@@ -74,6 +75,21 @@ def test_the_shared_base_refuses_nothing_it_declares(cls):
     assert declared - {"__init__", "__post_init__", "__eq__", "__repr__"} == set(SHARED_HOOKS)
 
 
+@pytest.mark.parametrize("cls", [BareSync, BareAsync])
+def test_each_kind_implements_the_drivers_contract_from_its_hooks(cls, monkeypatch):
+    # the driver (fedrepro.sim.driver) calls client_job and server_update only; each kind maps them to its hooks
+    calls = []
+    job, update = ("client_update", "receive") if cls is BareSync else ("worker_compute", "master_update")
+    monkeypatch.setattr(cls, job, lambda self, *a: calls.append((job, a[3].tolist(), a[4])) or ["u"], raising=False)
+    monkeypatch.setattr(cls, update, lambda self, *a: calls.append((update, a[3].tolist(), a[5])), raising=False)
+    alg, clients = cls(), np.array([2, 0])
+    assert alg.client_job(None, None, None, clients, 7) == ["u"]
+    alg.server_update(None, None, None, clients, ["u"], 7, {"clock": 1.0})
+    assert calls[0] == (job, [2, 0], 7)
+    assert calls[1][:2] == (update, [2, 0]) and calls[1][2] in (7, ["u"])
+    assert not hasattr(Algorithm, "client_job") and not hasattr(Algorithm, "server_update")
+
+
 def test_each_loop_refuses_the_other_kind_by_name():
     with pytest.raises(TypeError, match="simulate_async"):
         sync_loop.simulate(_blobs(), make_algorithm("aspire"), max_rounds=1)
@@ -81,16 +97,18 @@ def test_each_loop_refuses_the_other_kind_by_name():
         async_loop.simulate_async(Quadratic(np.eye(2)), LocalGD(), DelayModel(), max_iterations=1)
 
 
-def test_both_loops_make_their_stop_tests_through_the_one_stop_check(monkeypatch):
-    assert sync_loop.stop_check is stopping.stop_check and async_loop.stop_check is stopping.stop_check
+def test_both_schedules_make_their_stop_tests_through_the_one_driver(monkeypatch):
+    assert driver.stop_check is stopping.stop_check
+    # the two entry points are the one driver under a schedule, nothing of their own
+    assert "drive(" in inspect.getsource(sync_loop.simulate) and "drive(" in inspect.getsource(async_loop.simulate_async)
+    assert not hasattr(sync_loop, "stop_check") and not hasattr(async_loop, "stop_check")
     calls = []
 
     def spy(r, evaluate, **kw):
         calls.append((r, kw["max_rounds"]))
         return stopping.stop_check(r, evaluate, **kw)
 
-    monkeypatch.setattr(sync_loop, "stop_check", spy)
-    monkeypatch.setattr(async_loop, "stop_check", spy)
+    monkeypatch.setattr(driver, "stop_check", spy)
     res = sync_loop.simulate(Quadratic(np.eye(3)), LocalGD(), max_rounds=3, eval_every=2)
     assert res.status == "max_rounds" and [r["round"] for r in res.trace] == [0, 2, 3]
     assert calls == [(r, 3) for r in range(4)]

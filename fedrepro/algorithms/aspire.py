@@ -1,6 +1,6 @@
 """ASPIRE (Jiao, Yang & Song, aspire spec 002 §3.1-3.2): asynchronous single-loop alternating gradient
 projection on the regularized augmented Lagrangian (10) of the cutting-plane problem (8), with EASE
-plane management, as an update rule of the event-driven loop (:mod:`fedrepro.sim.async_loop`).
+plane management, as an update rule of the driver's event-driven schedule (:class:`fedrepro.sim.driver.Events`).
 
 Blocks: local models w_j, consensus z (the evaluated model), epigraph h, plane multipliers lambda_l,
 consensus multipliers phi_j. Every plane is p^(l) in the uncertainty set P (a_l = p^(l) - pbar 1, so

@@ -1,4 +1,5 @@
-"""The interface of an asynchronous update rule, run by :func:`fedrepro.sim.async_loop.simulate_async`.
+"""The interface of an asynchronous update rule, run by the driver on the event-driven
+schedule (:func:`fedrepro.sim.driver.drive` with :class:`~fedrepro.sim.driver.Events`; :func:`fedrepro.sim.async_loop.simulate_async`).
 
 The event-driven loop owns the virtual clock, the workers' in-flight jobs, the choice of the
 reports each master iteration consumes (the S first arrivals, every worker at the staleness bound,
@@ -47,6 +48,14 @@ class AsyncAlgorithm(Algorithm):
     asynchronous = True
     S: int = 1
     constraints = {"S": [POSITIVE_INT]}
+
+    def client_job(self, state, problem, ctx, clients, t):
+        """The driver's client job (:mod:`fedrepro.sim.driver`): :meth:`worker_compute`."""
+        return self.worker_compute(state, problem, ctx, clients, t)
+
+    def server_update(self, state, problem, ctx, clients, uploads, t, info=None) -> None:
+        """The driver's server update: :meth:`master_update`."""
+        self.master_update(state, problem, ctx, clients, uploads, t, info)
 
     def worker_compute(self, state, problem, ctx, workers, t: int) -> list:
         """Jobs sent to ``workers`` after master iteration t (t = 0: the initial broadcast); one report each."""

@@ -1,10 +1,13 @@
 """What every federated algorithm is, synchronous or asynchronous (cf. Flower strategies).
 
 An algorithm is a dataclass whose fields are its parameters. Two kinds share this base and nothing
-else: a :class:`~fedrepro.algorithms.sync_base.SyncAlgorithm` runs in rounds on
-:func:`fedrepro.sim.loop.simulate` (hooks ``aggregate``, ``client_update``, ``receive``); an
-:class:`~fedrepro.algorithms.async_base.AsyncAlgorithm` is an update rule of the event-driven
-:func:`fedrepro.sim.async_loop.simulate_async` (hooks ``worker_compute``, ``master_update``). Both
+else: a :class:`~fedrepro.algorithms.sync_base.SyncAlgorithm` runs in synchronous rounds (hooks
+``aggregate``, ``client_update``, ``receive``); an :class:`~fedrepro.algorithms.async_base.AsyncAlgorithm`
+is an update rule of the event-driven schedule (hooks ``worker_compute``, ``master_update``). The one
+driver (:func:`fedrepro.sim.driver.drive`) runs both through the same contract, which each kind
+implements from its hooks: ``client_job(state, problem, ctx, clients, r)`` returns the clients' uploads
+(of the declared ``upload_kind``) and ``server_update(state, problem, ctx, clients, uploads, r, info)``
+is the server's step with what the channel delivered. Both
 receive the run context ``ctx`` (:class:`fedrepro.core.context.RunContext`: k0, seeded streams, the
 client-state store ...) in every hook, and share what :class:`Algorithm` declares:
 

@@ -1,4 +1,5 @@
-"""The interface of a synchronous algorithm, run in rounds by :func:`fedrepro.sim.loop.simulate`.
+"""The interface of a synchronous algorithm, run in synchronous rounds by the driver
+(:func:`fedrepro.sim.driver.drive` with :class:`~fedrepro.sim.driver.Rounds`; :func:`fedrepro.sim.loop.simulate`).
 
 The simulation loop owns time, rounds, client sampling, evaluation, stopping, privacy mechanisms
 and attacks; the algorithm only says how the server aggregates and how clients update. What every
@@ -43,6 +44,15 @@ class SyncAlgorithm(Algorithm):
     """Base class of synchronous algorithms (see the module docstring)."""
 
     asynchronous = False
+
+    def client_job(self, state, problem, ctx, clients, r):
+        """The driver's client job (:mod:`fedrepro.sim.driver`): :meth:`client_update`."""
+        return self.client_update(state, problem, ctx, clients, r)
+
+    def server_update(self, state, problem, ctx, clients, uploads, r, info=None) -> None:
+        """The driver's server update: :meth:`receive` (the model is then :meth:`aggregate`'d at the start
+        of round r + 1, after which the driver evaluates it)."""
+        self.receive(state, problem, ctx, clients, uploads, r)
 
     def aggregate(self, state: State, problem: FederatedProblem, ctx: RunContext, r: int) -> np.ndarray:
         """Server step at the start of round r; returns the new global model."""

@@ -199,18 +199,16 @@ def _set_dotted(cell: dict, key: str, value) -> None:
 def check_timing(cell: dict, algorithm) -> None:
     """The virtual-clock keys (``delays``, ``tau``, ``time_budget``) of a cell: a valid delay model,
     staleness and budget; asynchronous rules need a delay model and take no mechanism or attack."""
-    from fedrepro.experiments.runner import check_async_cell
-    from fedrepro.sim.delays import build_delays, resolve_staleness
+    from fedrepro.experiments.runner import cell_schedule
+    from fedrepro.sim.delays import build_delays
 
     delays = build_delays(cell.get("delays"))
-    resolve_staleness(cell.get("tau"), 1)
     budget = cell.get("time_budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
         raise ValueError(f"time_budget={budget!r} must be a positive number of virtual seconds")
     if budget is not None and delays is None:
         raise ValueError("time_budget needs a delay model: add delays: {...} to the experiment")
-    if algorithm.asynchronous:
-        check_async_cell(cell)
+    cell_schedule(cell, algorithm)          # the algorithm's schedule takes the cell's keys (or says which not)
 
 
 def check_cell(cell: dict, _seen: dict | None = None) -> None:

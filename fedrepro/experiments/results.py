@@ -81,7 +81,7 @@ def provenance(config_hash: str = "", **extra) -> dict:
 
 
 def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
-    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.sim.loop.RunResult`)."""
+    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.sim.result.RunResult`)."""
     from fedrepro.core.threads import kernel_threads    # numba: loaded by the run already, not by every reader
 
     df = pd.DataFrame(result.trace)

@@ -1,5 +1,5 @@
-"""One path from a spec to a run: :func:`build_run` builds problem, algorithm, stop
-rule, mechanism and attack from a cell (a sweep cell of the workflow, or the cell the
+"""One path from a spec to a run: :func:`build_run` builds problem, algorithm, schedule, stop
+rule and the channel's stages (mechanism, attack, aggregator) from a cell (a sweep cell of the workflow, or the cell the
 CLI makes from its flags); :func:`run_cell` simulates it and returns the tidy frame.
 
 Mechanisms come only from :func:`fedrepro.sim.privacy.build_mechanism`, attacks only from
@@ -20,13 +20,12 @@ from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
 from fedrepro.experiments.results import run_frame
-from fedrepro.sim.async_loop import simulate_async
 from fedrepro.sim.delays import build_delays, resolve_staleness
-from fedrepro.sim.loop import simulate
+from fedrepro.sim.driver import drive, schedule_for
 from fedrepro.sim.stopping import build_stop
 
-#: run settings the asynchronous loop takes (the rest are synchronous: participation, stores)
-ASYNC_SETTINGS = ("k0", "max_rounds", "eval_every", "time_limit", "metrics", "store", "diverge_factor")
+#: run settings the schedule takes (fedrepro.sim.driver.Rounds); the rest go to the driver
+SCHEDULE_SETTINGS = ("rho", "sample_count")
 
 
 def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
@@ -47,66 +46,59 @@ def progress_printer(stream=sys.stderr, every_seconds: float = 5.0):
 
 @dataclass
 class Run:
-    """Everything of one run, ready for :func:`fedrepro.sim.loop.simulate` (or
-    :func:`fedrepro.sim.async_loop.simulate_async` for an asynchronous update rule)."""
+    """Everything of one run, ready for :func:`fedrepro.sim.driver.drive`: the problem, the algorithm,
+    its schedule (:class:`~fedrepro.sim.driver.Rounds` or :class:`~fedrepro.sim.driver.Events`) and the
+    driver's keyword arguments."""
 
     problem: object
     algorithm: object
-    kwargs: dict = field(default_factory=dict)     # the loop's keyword arguments
+    schedule: object
+    kwargs: dict = field(default_factory=dict)     # the driver's keyword arguments
 
     def simulate(self, progress=None):
         keep_freed_memory()          # large numpy temporaries reuse freed pages (fedrepro.core.allocator)
-        loop = simulate_async if self.algorithm.asynchronous else simulate
-        return loop(self.problem, self.algorithm, progress=progress, **self.kwargs)
+        return drive(self.problem, self.algorithm, self.schedule, progress=progress, **self.kwargs)
 
 
 def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
-              problem=None, replay=None) -> Run:
+              problem=None, replay=None, sampler=None) -> Run:
     """Build the run a cell describes.
 
     ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
-    ``params``, ``seed``, ``stop``, ``mechanism``, ``attack`` and the run settings of
-    :data:`fedrepro.core.context.RUN_DEFAULTS` / ``RUN_OPTIONAL`` (``k0``, ``rho``, ``max_rounds``,
-    ``eval_every``, ``time_limit``, ``metrics``, ``store``). ``problem``: an already built problem (the CLI's npz) used
-    instead of ``cell['problem']``. ``reference``: final record of the reference run when the
-    stop rule is ``target``. ``replay``: a :class:`fedrepro.sim.replay.Replay`.
+    ``params``, ``seed``, ``stop``, ``mechanism``, ``attack``, ``aggregator``, the virtual-clock keys
+    ``delays``, ``tau``, ``time_budget`` and the run settings of :data:`fedrepro.core.context.RUN_DEFAULTS`
+    / ``RUN_OPTIONAL`` (``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``time_limit``, ``metrics``,
+    ``store``). ``problem``: an already built problem (the CLI's npz) used instead of ``cell['problem']``.
+    ``reference``: final record of the reference run when the stop rule is ``target``. ``replay``: a
+    :class:`fedrepro.sim.replay.Replay`; ``sampler``: a client sampler instead of the default (both only
+    for synchronous algorithms). A key the algorithm's schedule cannot take is a ValueError naming it
+    (:func:`fedrepro.sim.driver.schedule_for`).
     """
-    if problem is None:
-        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
-    stop = build_stop(cell.get("stop"), problem, reference)
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
-    delays, time_budget = build_delays(cell.get("delays")), cell.get("time_budget")
-    if algorithm.asynchronous:
-        check_async_cell(cell)
-        kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
-                      tau=resolve_staleness(cell.get("tau"), problem.m),
-                      mechanism=build_mechanism(cell.get("mechanism")), attack=build_attack(cell.get("attack")),
-                      **{k: v for k, v in settings.items() if k in ASYNC_SETTINGS})
-        kwargs["max_iterations"] = kwargs.pop("max_rounds")
-        return Run(problem, algorithm, kwargs)
-    if cell.get("tau") is not None:
-        raise ValueError(f"tau (bounded staleness) is a setting of the asynchronous schedule; algorithm "
-                         f"{cell['algorithm']!r} runs in synchronous rounds, where every upload is fresh: remove tau")
+    schedule = cell_schedule(cell, algorithm, replay=replay, sampler=sampler)   # before the data are loaded
+    if problem is None:
+        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
+    if getattr(schedule, "tau", None) is not None:
+        schedule.tau = resolve_staleness(cell.get("tau"), problem.m)
+    stop = build_stop(cell.get("stop"), problem, reference)
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
                   attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
-                  delays=delays, time_budget=time_budget, **settings)
-    if replay is not None:
-        kwargs["replay"] = replay                  # simulate checks it against problem and round cap
-    return Run(problem, algorithm, kwargs)
+                  **{k: v for k, v in settings.items() if k not in SCHEDULE_SETTINGS})
+    return Run(problem, algorithm, schedule, kwargs)
 
 
-def check_async_cell(cell: dict) -> None:
-    """An asynchronous update rule runs on the event-driven loop: it needs a delay model and takes no
-    aggregator or participation rate (a ValueError names the key to remove); which mechanisms and attacks
-    it takes, the channel says (:meth:`fedrepro.sim.channel.Channel.check`, schedule "async")."""
-    if cell.get("delays") is None:
-        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: give the cell a delay model "
-                         "(delays: {H_max: 5, c0: 0.05, ...}; {} for the defaults)")
-    if cell.get("rho", 1.0) != 1.0:
-        raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: the number of active workers is its "
-                         "parameter S, not rho; remove rho")
+def cell_schedule(cell: dict, algorithm, replay=None, sampler=None):
+    """The schedule of a cell's run (:func:`fedrepro.sim.driver.schedule_for`); ``tau`` is resolved
+    against the problem's worker count by :func:`build_run` (here only checked)."""
+    tau = cell.get("tau")
+    if tau is not None:
+        resolve_staleness(tau, 1)
+    return schedule_for(algorithm, rho=cell.get("rho", RUN_DEFAULTS["rho"]),
+                        sample_count=cell.get("sample_count", RUN_OPTIONAL["sample_count"]), sampler=sampler,
+                        replay=replay, delays=build_delays(cell.get("delays")), tau=tau,
+                        time_budget=cell.get("time_budget"))
 
 
 def run_cell(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,

@@ -34,7 +34,7 @@ An algorithm lists what it needs in its class attribute ``requires`` (a tuple of
 default empty); an algorithm whose needs depend on its parameters extends
 :meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`check_pairing` rejects an
 unsuitable algorithm x problem pairing with a message naming both, the missing capability and
-a registered problem that has it. It runs at the start of :func:`fedrepro.sim.loop.simulate`
+a registered problem that has it. It runs at the start of :func:`fedrepro.sim.driver.drive`
 (before anything touches the problem) and, from the problem builder's declared return class,
 when a config's experiments are expanded (:func:`fedrepro.experiments.cells.expand`), so no job starts.
 

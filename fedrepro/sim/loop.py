@@ -1,26 +1,19 @@
-"""The one simulation loop every synchronous algorithm runs on.
+"""Synchronous rounds on the one driver (:mod:`fedrepro.sim.driver`): :func:`simulate` is
+:func:`~fedrepro.sim.driver.drive` with the :class:`~fedrepro.sim.driver.Rounds` schedule.
 
-See :mod:`fedrepro.algorithms.sync_base` for the round structure. The loop owns
-client sampling (purpose ``"sampling"``, keyed by round, so every algorithm
-sees the same draws for the same seed: common random numbers; or replayed
-selections, :mod:`fedrepro.sim.replay`), evaluation, stopping, timing, privacy
-mechanisms and attacks.
+See :mod:`fedrepro.algorithms.sync_base` for the round structure. The schedule owns client sampling
+(purpose ``"sampling"``, keyed by round, so every algorithm sees the same draws for the same seed:
+common random numbers; or replayed selections, :mod:`fedrepro.sim.replay`); the driver owns
+evaluation, stopping, timing and the channel (privacy mechanisms, attacks, aggregators).
 """
 from __future__ import annotations
 
-import time
-
-from fedrepro.algorithms.base import client_vectors
 from fedrepro.algorithms.sync_base import SyncAlgorithm
-from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, RunContext, check_run_settings
-from fedrepro.core.store import resolve_store
-from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (sample_clients: public name kept here)
+from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL
+from fedrepro.core.sampling import UniformSampler, sample_clients  # noqa: F401  (public names kept here)
 from fedrepro.problems.base import FederatedProblem
-from fedrepro.problems.protocols import check_pairing
-from fedrepro.sim.channel import Channel
-from fedrepro.sim.delays import sync_round_duration
-from fedrepro.sim.result import RunResult, record_evaluation
-from fedrepro.sim.stopping import check_stop_needs, stop_check
+from fedrepro.sim.driver import Rounds, drive
+from fedrepro.sim.result import RunResult
 
 
 def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = RUN_DEFAULTS["k0"],
@@ -74,72 +67,13 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
     An algorithm that needs a capability the problem lacks (:mod:`fedrepro.problems.protocols`)
     is rejected with a ValueError before anything runs.
     """
-    check_run_settings(k0=k0, rho=rho, max_rounds=max_rounds, eval_every=eval_every, time_limit=time_limit,
-                       store=store, metrics=metrics, seed=seed, store_budget_mb=store_budget_mb,
-                       sample_count=sample_count, diverge_factor=diverge_factor)
-    if time_budget is not None and (delays is None or not time_budget > 0):
-        raise ValueError(f"simulate: time_budget={time_budget!r} needs a delay model (delays=...) and a positive "
-                         "number of virtual seconds")
     if not isinstance(algorithm, SyncAlgorithm):
         raise TypeError(f"simulate runs synchronous algorithms (SyncAlgorithm); "
                         f"{getattr(algorithm, 'name', algorithm)!r} is an asynchronous update rule: use "
-                        "fedrepro.sim.async_loop.simulate_async")
-    check_pairing(algorithm, problem)
-    metrics = problem.check_metrics(metrics)
-    check_stop_needs(stop, metrics)
-    if replay is not None:
-        replay.check(problem.m, problem.dim, max_rounds)
-    if replay is not None and replay.selections is not None:
-        if sampler is not None:
-            raise ValueError("simulate: give either replayed selections or a sampler, not both")
-        sampler = replay.clients
-    store = resolve_store(store, problem.m, problem.dim, client_vectors(algorithm), store_budget_mb)
-    ctx = RunContext(k0=int(k0), rho=float(rho), seed=int(seed), max_rounds=int(max_rounds),
-                     replay_noise=replay.noise_cursor() if replay is not None else None,
-                     sampler=sampler or UniformSampler(problem.m, float(rho), int(seed), sample_count),
-                     algorithm=algorithm.name, store=store)
-    channel = Channel(mechanism, attack, aggregator)
-    channel.check(algorithm, problem)
-    channel.prepare(problem, ctx)
-    algorithm.prepare(problem, ctx)
-
-    t_start, cpu_start = time.perf_counter(), time.process_time()
-    local_time = local_cpu_time = 0.0
-    state = algorithm.init(problem, ctx)
-    timing, virtual_time = (delays.bind(problem.m, ctx) if delays is not None else None), 0.0
-    trace: list[dict] = []
-
-    def evaluate():
-        tail = {"wall_time": time.perf_counter() - t_start, "cpu_time": time.process_time() - cpu_start,
-                "local_time": local_time, "local_cpu_time": local_cpu_time,
-                **({"virtual_time": virtual_time} if timing is not None else {})}
-        return record_evaluation(problem, algorithm, state, ctx, state.w, metrics,
-                                 {"round": r, "iteration": r * ctx.k0}, tail, trace, progress, stop, diverge_factor)
-
-    for r in range(max_rounds + 1):
-        state.w = algorithm.aggregate(state, problem, ctx, r)
-        ended = stop_check(r, evaluate, max_rounds=max_rounds, eval_every=eval_every, clock=virtual_time,
-                           time_budget=time_budget, time_limit=time_limit, started=t_start)
-        if ended:
-            status, reason = ended
-            break
-        clients = ctx.clients(r)
-        t0, c0 = time.perf_counter(), time.process_time()
-        uploads = algorithm.client_update(state, problem, ctx, clients, r)
-        local_time += time.perf_counter() - t0
-        local_cpu_time += time.process_time() - c0
-        senders = clients
-        if not channel.empty:                    # privacy, adversary, aggregation (fedrepro.sim.channel)
-            senders, uploads = channel.transmit(uploads, clients, r, state, problem, algorithm, ctx)
-        algorithm.receive(state, problem, ctx, senders, uploads, r)
-        if timing is not None:
-            virtual_time += sync_round_duration(timing, r, algorithm.round_phases(state, ctx, clients, r),
-                                                start=virtual_time)
-    rounds = trace[-1]["round"] if trace else 0
-    info = {"store": store} if store != "dense" else {}
-    if ctx.replay_noise is not None:
-        info["replay_noise_rows"] = (ctx.replay_noise.used, len(ctx.replay_noise.draws))   # (used, supplied)
-    return RunResult(trace=trace, status=status, stop_reason=reason, rounds=rounds,
-                     iterations=rounds * ctx.k0, wall_time=time.perf_counter() - t_start,
-                     local_time=local_time, w=state.w, cpu_time=time.process_time() - cpu_start,
-                     local_cpu_time=local_cpu_time, info=info)
+                        "fedrepro.sim.async_loop.simulate_async (or fedrepro.sim.driver.drive with Events)")
+    schedule = Rounds(rho=rho, sample_count=sample_count, sampler=sampler, replay=replay, delays=delays,
+                      time_budget=time_budget)
+    return drive(problem, algorithm, schedule, k0=k0, max_rounds=max_rounds, seed=seed, eval_every=eval_every,
+                 stop=stop, progress=progress, time_limit=time_limit, store=store, store_budget_mb=store_budget_mb,
+                 metrics=metrics, diverge_factor=diverge_factor, mechanism=mechanism, attack=attack,
+                 aggregator=aggregator)

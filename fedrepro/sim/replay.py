@@ -18,7 +18,7 @@ compared with another implementation draw for draw:
 
 Files are validated where they enter (every row, before the run); what depends on the
 problem (client ids < m, width n, rounds >= max_rounds) is checked by :meth:`Replay.check`,
-which :func:`fedrepro.sim.loop.simulate` calls before any work.
+which the driver (:func:`fedrepro.sim.driver.drive`) calls before any work.
 """
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ class RunResult:
 
 def record_evaluation(problem, algorithm, state, ctx, w, metrics, record: dict, tail: dict, trace: list,
                       progress=None, stop=None, diverge_factor: float | None = None) -> tuple[str, str] | None:
-    """The evaluation step both loops share: evaluate ``w`` (the run's ``metrics``), complete
+    """The driver's evaluation step (both schedules): evaluate ``w`` (the run's ``metrics``), complete
     ``record`` (head fields given) with the evaluated metrics, the algorithm's round metrics, its
     state metrics and ``tail`` (clocks), append it to ``trace``, report it to ``progress``, and
     return ``(status, reason)`` when the run ends here: ``diverged`` when an evaluated metric or the

@@ -27,7 +27,7 @@ def check_stop_needs(stop, metrics) -> None:
 
 def stop_check(r: int, evaluate, *, max_rounds: int, eval_every: int, clock: float, time_budget: float | None,
                time_limit: float | None, started: float) -> tuple[str, str] | None:
-    """The stop tests of both loops at the start of round (master iteration) r, before its work:
+    """The stop tests of the driver under either schedule at the start of round (master iteration) r, before its work:
     ``evaluate()`` (record the round; it returns ``(status, reason)`` when the evaluation ends the run)
     every ``eval_every`` rounds, at ``max_rounds`` and when the virtual ``clock`` has reached
     ``time_budget``; then the round cap, the budget and the wall-time limit (seconds since
