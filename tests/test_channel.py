@@ -132,6 +132,30 @@ def test_fedadmm_z_maps_to_its_model_and_back():
                                atol=1e-12)
 
 
+def test_scaffold_attacks_and_aggregates_its_model_update_and_keeps_the_control_variates():
+    # SCAFFOLD uploads (Delta y_i, Delta c_i): a channel stage acts on Delta y_i only
+    from tests.toys import worker_blobs
+    blobs = worker_blobs([12] * 10, [6] * 10, n_classes=3, dim=4, seed=0, init="torch")
+    got, (honest,) = _recorded("scaffold", problem=blobs, attack=build_attack({"name": "sign_flip", "B": 3, "c": 2.0}),
+                               aggregator=build_aggregator({"name": "coordinate_median"}))
+    (_, U, w), = got
+    d = w.size
+    corrupted = honest[:, :d].copy()
+    corrupted[7:] = -2.0 * corrupted[7:]            # sign flip of the faulty workers' model updates Delta y_i
+    med = np.median(corrupted, axis=0)
+    np.testing.assert_allclose(U[:, :d], np.tile(med, (len(U), 1)), rtol=1e-6, atol=1e-7)   # float32 uploads
+    np.testing.assert_array_equal(U[:, d:], honest[:, d:])       # Delta c_i as the clients computed them
+
+
+@pytest.mark.parametrize("alg, mech", [("scaffold", {"name": "clip", "clip": 1.0}),
+                                       ("scaffold", {"name": "gaussian", "clip": 1.0, "noise_multiplier": 1.0})] +
+                         [(a, {"name": "laplace_epm", "epsilon": 1.0}) for a in ("scaffold", "afl", "drfa_prox", "aspire")])
+def test_a_mechanism_is_refused_when_a_client_also_sends_something_it_does_not_protect(alg, mech):
+    from fedrepro.sim.channel import Channel
+    why = Channel(build_mechanism(mech)).refusals(make_algorithm(alg))
+    assert why and "neither clips nor noises" in why[0] and make_algorithm(alg).upload_extra in why[0]
+
+
 def test_gaussian_mechanism_with_zero_noise_is_the_clipped_run_bit_for_bit():
     clipped = _run("fedavg", mechanism=build_mechanism({"name": "clip", "clip": 0.05}))
     zero = _run("fedavg", mechanism=build_mechanism({"name": "gaussian", "clip": 0.05, "noise_multiplier": 0.0}))

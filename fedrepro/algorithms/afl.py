@@ -69,6 +69,8 @@ class AFL(SyncAlgorithm):
     prior: object = None
 
     name = "afl"
+    upload_kind = "gradient"              # a minibatch gradient at x; the server steps against its lambda-weighted sum
+    upload_extra = "the loss F_i it reports for the lambda step"
     requires = (MINIBATCH_LOSS,)
     client_vectors = 0
     state_class = AFLState

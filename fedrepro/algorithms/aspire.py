@@ -128,6 +128,7 @@ class Aspire(AsyncAlgorithm):
 
     name = "aspire"
     upload_kind = "model"                   # a report is (w_j, F_j): the worker's model and its loss
+    upload_extra = "the loss F_j it reports"
 
     def report_uploads(self, reports):
         return np.stack([rep[0] for rep in reports]) if reports else np.empty((0, 0))

@@ -90,6 +90,11 @@ class Algorithm:
     # (krum, trimmed mean ...) or the Gaussian mechanism's noised mean can stand in for that average;
     # "own": the server has its own rule (FRPG, RSA, Krum, ASPIRE ...), which aggregators do not replace
     server_rule: ClassVar[str] = "own"
+    # What a client sends besides the declared upload, in words (None: nothing): SCAFFOLD's control-variate
+    # change, the losses AFL / DRFA-Prox / ASPIRE workers report. Upload-side attacks and aggregators act on the
+    # declared upload only; a privacy mechanism is refused (it would neither clip nor noise this part, so
+    # the release it accounts for is not the whole message)
+    upload_extra: ClassVar[str | None] = None
     # True: the algorithm reads problem.senders itself (a silent worker's upload is dropped inside it)
     reads_senders: ClassVar[bool] = False
 

@@ -72,6 +72,8 @@ class DRFAProx(LocalSteps):
 
     name = "drfa_prox"
     requires = (MINIBATCH_LOSS,)
+    upload_kind = "vector"                # (w_i, w_i at step t'): the model update is w_i - w (fedrepro.sim.channel)
+    upload_extra = "its model at the random step t' (for the loss phase) and the loss F_i it reports"
     state_class = DRFAProxState
     constraints = {"B_loss": [POSITIVE_INT], "gamma": [NONNEGATIVE], "mu": [NONNEGATIVE], "prior": PRIOR,
                    "participation": [Options("expected", "sampled")], "m": [None, POSITIVE_INT]}
@@ -120,6 +122,16 @@ class DRFAProx(LocalSteps):
 
     def client_upload(self, state, problem, ctx, j, client, w, steps):
         return np.concatenate([w, state.snapshot])
+
+    # the channel's view: the first d entries are the model w_i; an attack rewrites them (as a model update
+    # w_i - w) and leaves the snapshot as the client computed it
+    def upload_to_update(self, state, problem, clients, uploads):
+        return np.subtract(np.asarray(uploads)[:, :problem.dim], np.asarray(state.w)[None, :], dtype=np.float64)
+
+    def update_to_upload(self, state, problem, clients, updates, like):
+        out = np.array(like, copy=True)
+        out[:, :problem.dim] = np.asarray(updates) + np.asarray(state.w, dtype=np.float64)[None, :]
+        return out
 
     # ---- server: phase-1 average, phase 2 (losses), the lambda step ---------------------------
     def receive(self, state, problem, ctx, clients, uploads, r):

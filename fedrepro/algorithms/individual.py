@@ -29,6 +29,8 @@ class Individual(LocalSteps):
     worker: int = 0
 
     name = "individual"
+    # one worker trains alone (the server only copies its model): no upload to attack, privatise or aggregate
+    upload_kind = None
     constraints = {"worker": [NONNEGATIVE_INT]}
 
     def init(self, problem, ctx):

@@ -52,7 +52,8 @@ class Scaffold(FedAvgSGD):
     name = "scaffold"
     client_vectors = 1                    # c_i
     state_class = ScaffoldState
-    upload_kind = None                    # (Delta y_i, Delta c_i): no single model update (fedrepro.sim.channel)
+    upload_kind = "vector"                # (Delta y_i, Delta c_i): the model update is Delta y_i (fedrepro.sim.channel)
+    upload_extra = "Delta c_i, the change of its control variate"
     constraints = {"eta_g": [POSITIVE], "K": [Options("actual_steps", *FIXED_K)]}
 
     def init(self, problem, ctx):
@@ -76,6 +77,16 @@ class Scaffold(FedAvgSGD):
         state.C[client] = c_new
         c_new = np.asarray(state.C[client], dtype=np.float64)                # as stored: c = mean_i c_i stays exact
         return np.concatenate([dy, c_new - state.c_old]).astype(state.w.dtype)     # 2 d floats, model dtype
+
+    # the channel's view (fedrepro.sim.channel): the first d entries are the model update Delta y_i; an
+    # attack or aggregator rewrites them and leaves Delta c_i as the client computed it
+    def upload_to_update(self, state, problem, clients, uploads):
+        return np.array(np.asarray(uploads)[:, :problem.dim], dtype=np.float64)
+
+    def update_to_upload(self, state, problem, clients, updates, like):
+        out = np.array(like, copy=True)
+        out[:, :problem.dim] = updates
+        return out
 
     def aggregate(self, state, problem, ctx, r):
         if state.uploads is None:

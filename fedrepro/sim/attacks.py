@@ -167,7 +167,7 @@ class Gaussian(_Attack):
         # otherwise the faulty model c xi, sent as the algorithm's upload of the update c xi - w
         w = np.asarray(state.w, dtype=np.float64)
         models = self.c * ctx.rng("attack", r).standard_normal((rows.size, w.size))
-        out[rows] = algorithm.update_to_upload(state, problem, clients[rows], models - w[None, :], uploads)
+        out[rows] = algorithm.update_to_upload(state, problem, clients[rows], models - w[None, :], uploads[rows])
         return out
 
 

@@ -70,12 +70,13 @@ def matrix() -> dict:
 
 
 def declarations() -> dict:
-    """{algorithm: (schedule, upload_kind, server_rule)}."""
+    """{algorithm: (schedule, upload_kind, server_rule, what else a client sends)}."""
     out = {}
     for alg in algorithm_names(available_only=False):
         cls = algorithm_class(alg)
         out[alg] = ("asynchronous" if cls.asynchronous else "synchronous", cls.upload_kind or "undeclared",
-                    cls.server_rule + (", reads senders" if getattr(cls, "reads_senders", False) else ""))
+                    cls.server_rule + (", reads senders" if getattr(cls, "reads_senders", False) else ""),
+                    getattr(cls, "upload_extra", None) or "-")
     return out
 
 
@@ -101,9 +102,9 @@ def markdown() -> str:
              "`mechanism: {name, ...}`, `aggregator: {name, ...}`; each key is a `grid:` axis "
              "(`attack.name`, `attack.c`, `mechanism.noise_multiplier`, `mechanism.epsilon`, `aggregator.name`, ...).",
              "", "## The algorithms' declarations", "",
-             "| algorithm | schedule | uploads | server step |", "|---|---|---|---|"]
-    for alg, (sched, kind, rule) in declarations().items():
-        lines.append(f"| `{alg}` | {sched} | {kind} | {rule} |")
+             "| algorithm | schedule | uploads | server step | also sent, outside the channel |", "|---|---|---|---|---|"]
+    for alg, (sched, kind, rule, extra) in declarations().items():
+        lines.append(f"| `{alg}` | {sched} | {kind} | {rule} | {extra} |")
     for kind, title in (("attack", "Attacks (the adversary)"), ("mechanism", "Privacy mechanisms"),
                         ("aggregator", "Aggregators (server)")):
         opts = list(next(iter(m[kind].values())))

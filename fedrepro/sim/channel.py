@@ -157,7 +157,7 @@ class Channel:
                     d = mech.release(rows, r, state, ctx)
                 d = np.asarray(d, dtype=np.float64)[None, :]
                 if algorithm.upload_kind in ("model", "delta", "gradient"):   # the same upload for every client:
-                    row = algorithm.update_to_upload(state, problem, clients[:1], d, uploads)   # map one row
+                    row = algorithm.update_to_upload(state, problem, clients[:1], d, uploads[:1])   # map one row
                     return clients, np.repeat(row, rows.shape[0], axis=0)
                 D = np.repeat(d, rows.shape[0], axis=0)
         return clients, as_uploads()

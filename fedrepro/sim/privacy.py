@@ -52,6 +52,16 @@ from fedrepro.core.params import NONNEGATIVE, POSITIVE, Interval, Options, Real,
 
 __all__ = ["stdlap", "LaplaceEPM", "GaussianDP", "MECHANISMS", "build_mechanism"]
 
+def _extra_refusal(algorithm) -> str | None:
+    """A client that also sends something besides its declared upload (``upload_extra``) would send it in
+    the clear: the mechanism protects the upload only, so its guarantee would not hold for the message."""
+    extra = getattr(algorithm, "upload_extra", None)
+    if extra:
+        return (f"each client also sends {extra}, which the mechanism neither clips nor noises, so its privacy "
+                "guarantee would not hold for what the client sends")
+    return None
+
+
 @dataclass
 class LaplaceEPM:
     """FedEPM eq. (39) Laplace upload noise (see the module docstring).
@@ -76,7 +86,7 @@ class LaplaceEPM:
         kind = getattr(algorithm, "upload_kind", None)
         if kind is None:
             return "the algorithm's uploads are undeclared (no upload kind), so there is no model to add the noise to"
-        return None
+        return _extra_refusal(algorithm)
 
     def prepare(self, problem, ctx) -> None:
         """Start a run: remember the problem (for algorithms that do not fill ``state.upload_info``)
@@ -193,7 +203,7 @@ class GaussianDP:
         if getattr(algorithm, "server_rule", "own") != "mean":
             return ("the algorithm's server does not average the uploads (its own rule), so the noised mean "
                     "cannot stand in for its server step")
-        return None
+        return _extra_refusal(algorithm)
 
     def prepare(self, problem, ctx) -> None:
         self._m = int(problem.m)
