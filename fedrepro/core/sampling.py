@@ -1,15 +1,18 @@
 """Client sampling: which clients take part in round r.
 
 The loop asks the run context for the round's clients (``ctx.clients(r)``); the context holds a
-*sampler*, a callable ``r -> sorted int array of client ids``, keyed by the round only, so any part
+*sampler*, a callable ``r -> int array of distinct client ids``, keyed by the round only, so any part
 of the run (an algorithm that aggregates over the clients of the coming round, e.g. SFedAvg's
-literal eq. (34)) gets exactly the loop's draw without re-deriving it. Samplers:
+literal eq. (34)) gets exactly the loop's draw without re-deriving it. The array's order is the
+order the round's clients were selected in; the default sampler returns them ascending, a replayed
+selection in the file's order, and nothing in the run may assume ascending ids (a per-client quantity
+is found by the client's id or its position in this array, never by ``np.searchsorted``). Samplers:
 
 - :class:`UniformSampler` (default): a uniform subset without replacement, independent across
   rounds, drawn from the stream ``(seed, "sampling", r)``; its size is ``ceil(rho m)``
   (``count="ceil"``, Zhou & Li's code ``sort(randperm(m)(1:m0))``) or ``max(floor(rho m), 1)``
   (``count="floor"``, FedAvg's C-fraction as in Gong et al.).
-- a replayed selection (:meth:`fedrepro.sim.replay.Replay.clients`).
+- a replayed selection (:meth:`fedrepro.sim.replay.Replay.clients`), in the file's order.
 """
 from __future__ import annotations
 
