@@ -1,17 +1,20 @@
 """Replayed selections keep their order (issue #41): a round's clients reach the run in the order the
-file (or the dict given to Replay) lists them, work that does not depend on the order gives the
-sorted replay's numbers, and whatever is drawn per client by position follows that order."""
+file (or the dict given to Replay) lists them, everything that consumes ``ctx.clients(r)`` works with
+ids in any order, and whatever is drawn per client by position follows that order."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from fedrepro.algorithms import make_algorithm
+from fedrepro.algorithms._mixture import client_rows, rows_for_clients
+from fedrepro.core.context import RunContext
+from fedrepro.core.rng import stream
 from fedrepro.core.sampling import sample_clients
 from fedrepro.core.store import make_store
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.sim.replay import Replay, ReplayError, load_replay, load_selections
-from tests.toys import Quadratic, RecordingGD, softmax_toy
+from tests.toys import Quadratic, RecordingGD, softmax_toy, worker_blobs
 
 TIMES = ("wall_time", "cpu_time", "local_time", "local_cpu_time")
 
@@ -151,3 +154,100 @@ def test_replayed_noise_rows_go_to_the_clients_in_the_order_selected():
     np.testing.assert_allclose(a.w, b.w, rtol=1e-12, atol=1e-12)
     assert not np.allclose(a.w, c.w, rtol=1e-6)
     assert a.info["replay_noise_rows"] == (len(noise), len(noise))
+
+
+def _tiny_neural(sizes=(6, 9, 7, 8, 5, 10), seed=0):
+    from fedrepro.nn import ModelSpec, build_model, mlp
+    from fedrepro.problems.neural import NeuralProblem
+
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    X = rng.normal(size=(n, 4))
+    y = X[:, :3].argmax(axis=1).astype(np.int64)
+    parts = np.split(rng.permutation(n), np.cumsum(sizes)[:-1])
+    return NeuralProblem(build_model(ModelSpec((4,), mlp((5,), 3), "torch", "softmax_ce"), dtype=np.float64),
+                         X, y, parts)
+
+
+def test_fedadmm_gong_early_code_order_replayed_from_a_file():
+    """The early code trains a round's clients one after another in np.random.choice's order. A run
+    drawing that order (client_order: random, from ("client_order", r)) is replayed by a file listing
+    each round's clients in that order with client_order: selection; ``ascending`` sorts them (so a
+    permuted file does not change it), and under the default sampler ``selection`` is ``ascending``."""
+    P, rounds, seed, rho = _tiny_neural(), 4, 2, 0.5
+    common = dict(E=2, B=4, rho=0.5, local_init="sequential_shared", random_epochs=False)
+    sel = _sampled(P.m, rho, seed, rounds)
+    drawn = {r: c[stream(seed, "client_order", r).permutation(len(c))] for r, c in sel.items()}
+
+    def run(replay=None, **params):
+        alg = make_algorithm("fedadmm_gong", **common, **params)
+        res = simulate(P, alg, rho=rho, max_rounds=rounds, seed=seed, replay=replay)
+        return res, alg
+
+    own, _ = run(client_order="random")
+    replayed, _ = run(Replay(selections=drawn), client_order="selection")
+    np.testing.assert_allclose(_objectives(replayed), _objectives(own), rtol=1e-12)
+    np.testing.assert_allclose(replayed.w, own.w, rtol=1e-10, atol=1e-12)
+    asc_sorted, _ = run(Replay(selections=sel), client_order="ascending")
+    asc_perm, _ = run(Replay(selections=drawn), client_order="ascending")
+    np.testing.assert_allclose(asc_perm.w, asc_sorted.w, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(asc_sorted.w, own.w, rtol=1e-6)             # the order matters here
+    np.testing.assert_array_equal(run(client_order="selection")[0].w, run(client_order="ascending")[0].w)
+    # the training order a round used, and positions by the order given
+    alg = make_algorithm("fedadmm_gong", **common, client_order="selection")
+    S = np.array([4, 0, 3])
+    np.testing.assert_array_equal(alg.training_order(RunContext(), S, 0), [0, 1, 2])
+    np.testing.assert_array_equal(make_algorithm("fedadmm_gong", **common, client_order="ascending")
+                                  .training_order(RunContext(), S, 0), [1, 2, 0])
+
+
+# ---- consumers that assumed ascending ids -------------------------------------------------------------
+def test_client_rows_and_rows_for_clients_take_any_order():
+    clients = np.array([5, 2, 7, 0])
+    np.testing.assert_array_equal(client_rows([7, 5], clients), [2, 0])
+    np.testing.assert_array_equal(client_rows(np.array([0, 2, 5, 7]), clients), [3, 1, 0, 2])
+    np.testing.assert_array_equal(client_rows([1, 2], np.arange(4)), [1, 2])
+    with pytest.raises(ValueError, match="not all among the round's clients"):
+        client_rows([3], clients)
+    rows = np.array([[1.0], [2.0]])
+    np.testing.assert_array_equal(rows_for_clients(rows, [0, 7], clients), [[0.0], [0.0], [2.0], [1.0]])
+
+
+def _full_permuted(m, rounds, seed=0):
+    rng = np.random.default_rng(seed)
+    return {r: rng.permutation(m) for r in range(rounds)}
+
+
+@pytest.mark.parametrize("name,params", [("afl", {"gamma_lambda": 0.3, "B": 16}),
+                                         ("drfa_prox", {"local_steps": 2, "B": 8}),
+                                         ("drfa_prox", {"participation": "sampled", "m": 3, "local_steps": 2}),
+                                         ("individual", {"worker": 2, "B": 8})])
+def test_full_participation_baselines_take_all_workers_in_any_order(name, params):
+    """AFL's lambda_j weighs worker j's gradient and loss, DRFA-Prox's phase-1 rows are its workers',
+    Ind_j's row is worker j's, whatever the order the round lists the workers in (all streams are
+    keyed by worker, so the result is the sorted run's up to rounding)."""
+    P = worker_blobs([40, 30, 25, 12], [10] * 4, n_classes=3, dim=6, seed=0, noise_growth=0.7)
+    rounds = 4
+
+    def run(replay=None):
+        return simulate(P, make_algorithm(name, **params), max_rounds=rounds, seed=3, replay=replay)
+
+    own, perm = run(), run(Replay(selections=_full_permuted(P.m, rounds)))
+    for a, b in zip(own.trace, perm.trace):
+        for k, v in a.items():
+            if k not in TIMES:
+                assert b[k] == pytest.approx(v, rel=1e-5, abs=1e-6), k
+    np.testing.assert_allclose(perm.w, own.w, rtol=1e-5, atol=1e-6)
+
+
+def test_frpg_with_every_worker_in_another_order():
+    """FRPG with all workers: its rows follow the round's order (the minibatch rows do). With full
+    local minibatches the numbers do not depend on the order, so the permuted run is the sorted one."""
+    P = softmax_toy(m=6, n_per=8)
+
+    def run(replay=None):
+        return simulate(P, make_algorithm("frpg", batch=8), max_rounds=6, seed=1, replay=replay)
+
+    own, perm = run(), run(Replay(selections=_full_permuted(P.m, 6, seed=2)))
+    np.testing.assert_allclose(perm.w, own.w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose([t["loss_F"] for t in perm.trace], [t["loss_F"] for t in own.trace], rtol=1e-9)

@@ -13,7 +13,8 @@ compared with another implementation draw for draw:
   them in that order, so a source that iterates its clients in the order it drew them
   (``np.random.choice``, ``randperm``) is replayed in that order. Whatever is drawn or consumed
   per selected client by position follows it (replayed noise rows, below; the rows of a minibatch
-  draw over all the round's clients). A client listed twice in a round is an error.
+  draw over all the round's clients; FedADMM-Gong's training order with ``client_order:
+  selection``). A client listed twice in a round is an error.
 * ``noise`` -- an (N, n) array of unit-scale draws (``.npy``, :func:`load_noise`) that the
   run consumes in call order instead of drawing from its ``init``/``noise`` streams
   (:meth:`fedrepro.algorithms.base.RunContext.unit_noise`): for FedEPM/SFedAvg/SFedProx
