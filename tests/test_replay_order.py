@@ -1,6 +1,7 @@
 """Replayed selections keep their order (issue #41): a round's clients reach the run in the order the
 file (or the dict given to Replay) lists them, everything that consumes ``ctx.clients(r)`` works with
-ids in any order, and whatever is drawn per client by position follows that order."""
+ids in any order, whatever is drawn per client by position follows that order, and a run records
+the selections it used (``--record-selections``) so that it can be replayed by itself."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,11 +10,11 @@ from fedrepro.algorithms import make_algorithm
 from fedrepro.algorithms._mixture import client_rows, rows_for_clients
 from fedrepro.core.context import RunContext
 from fedrepro.core.rng import stream
-from fedrepro.core.sampling import sample_clients
+from fedrepro.core.sampling import RecordingSampler, UniformSampler, sample_clients
 from fedrepro.core.store import make_store
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.privacy import build_mechanism
-from fedrepro.sim.replay import Replay, ReplayError, load_replay, load_selections
+from fedrepro.sim.replay import Replay, ReplayError, load_replay, load_selections, write_selections
 from tests.toys import Quadratic, RecordingGD, softmax_toy, worker_blobs
 
 TIMES = ("wall_time", "cpu_time", "local_time", "local_cpu_time")
@@ -251,3 +252,111 @@ def test_frpg_with_every_worker_in_another_order():
     own, perm = run(), run(Replay(selections=_full_permuted(P.m, 6, seed=2)))
     np.testing.assert_allclose(perm.w, own.w, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose([t["loss_F"] for t in perm.trace], [t["loss_F"] for t in own.trace], rtol=1e-9)
+
+
+# ---- recording the selections a run used --------------------------------------------------------------
+def test_recording_sampler_serves_and_keeps_the_draws_in_order():
+    base = UniformSampler(20, 0.3, 4)
+    rec = RecordingSampler(base)
+    for r in (0, 2, 1, 2):
+        np.testing.assert_array_equal(rec(r), base(r))
+    got = rec(0)
+    got[:] = -1                                       # the caller's copy
+    assert list(rec.selections) == [0, 1, 2]
+    for r, c in rec.selections.items():
+        np.testing.assert_array_equal(c, base(r))
+    rec = RecordingSampler(Replay(selections={0: [3, 1, 2], 1: [0]}).clients)
+    rec(1), rec(0)
+    assert {r: c.tolist() for r, c in rec.selections.items()} == {0: [3, 1, 2], 1: [0]}
+    with pytest.raises(TypeError, match="callable"):
+        RecordingSampler([0, 1])
+
+
+def test_write_selections_round_trips_the_order(tmp_path):
+    sel = {1: np.array([4, 0]), 0: np.array([2, 7, 0, 5])}
+    path = write_selections(tmp_path / "sel.csv", sel)
+    assert path.read_text() == "round,client\n0,2\n0,7\n0,0\n0,5\n1,4\n1,0\n"
+    assert {r: c.tolist() for r, c in load_selections(path).items()} == {0: [2, 7, 0, 5], 1: [4, 0]}
+
+
+def test_a_recorded_run_replays_itself_bit_for_bit():
+    from fedrepro.experiments.runner import build_run
+
+    P = Quadratic.random(m=8, dim=3, seed=1)
+    cell = {"algorithm": "fedepm", "params": {}, "seed": 5, "k0": 2, "rho": 0.5, "max_rounds": 4,
+            "mechanism": {"name": "laplace_epm", "epsilon": 1.0}}
+    own = build_run(cell, problem=P).simulate()
+    run = build_run(cell, problem=P, record_selections=True)
+    recorded = run.simulate()
+    np.testing.assert_array_equal(_objectives(recorded), _objectives(own))   # recording changes nothing
+    assert {r: c.tolist() for r, c in run.recorder.selections.items()} == \
+        {r: sample_clients(8, 0.5, 5, r).tolist() for r in range(4)}
+    replayed = build_run(cell, problem=P, replay=Replay(selections=run.recorder.selections)).simulate()
+    np.testing.assert_array_equal(replayed.w, own.w)
+    # recording a replay: the file's order, its noise still replayed
+    noise = np.random.default_rng(0).standard_normal((40, 3))
+    perm = _permuted(_sampled(8, 0.5, 1, 4), seed=1)
+    run = build_run(cell, problem=P, replay=Replay(selections=perm, noise=noise), record_selections=True)
+    res = run.simulate()
+    assert {r: c.tolist() for r, c in run.recorder.selections.items()} == {r: c.tolist() for r, c in perm.items()}
+    assert res.info["replay_noise_rows"] == (8 + 16, 40)
+    with pytest.raises(ValueError, match="asynchronous"):
+        build_run({**cell, "algorithm": "aspire", "delays": {}, "rho": 1.0}, problem=P, record_selections=True)
+
+
+@pytest.fixture
+def logreg_npz(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(240, 4))
+    y = (X @ rng.normal(size=4) + 0.5 * rng.normal(size=240) > 0).astype(float)
+    path = tmp_path / "logreg.npz"
+    np.savez(path, X=X, y=y, client=np.repeat(np.arange(6), 40))
+    return path
+
+
+def _cli(npz, out, *extra, algorithm="fedepm"):
+    from fedrepro.cli import main
+
+    return main(["run", "--algorithm", algorithm, "--problem", "logreg", "--data", str(npz), "--k0", "3",
+                 "--rho", "0.5", "--rounds", "6", "--seed", "2", "--mechanism", "laplace_epm",
+                 "--mechanism-param", "epsilon=1.0", "--out", str(out), "--quiet", *extra])
+
+
+def test_cli_record_selections_then_replay_them(logreg_npz, tmp_path, capsys):
+    from fedrepro.experiments.results import read_metadata
+
+    rec = tmp_path / "rec.csv"
+    assert _cli(logreg_npz, tmp_path / "own.parquet", "--record-selections", str(rec)) == 0
+    assert f"recorded selections: 18 rows, rounds 0..5 -> {rec}" in capsys.readouterr().out
+    assert {r: c.tolist() for r, c in load_selections(rec).items()} == \
+        {r: sample_clients(6, 0.5, 2, r).tolist() for r in range(6)}
+    assert read_metadata(tmp_path / "own.parquet")["recorded"]["selections"]["rounds"] == 6
+    assert _cli(logreg_npz, tmp_path / "replayed.parquet", "--replay-selections", str(rec)) == 0
+    own, replayed = (pd.read_parquet(tmp_path / f"{k}.parquet") for k in ("own", "replayed"))
+    np.testing.assert_array_equal(replayed["objective"], own["objective"])
+    # a replayed file in its own order, recorded as it was used, and replayed again: the same run
+    sel = _write(tmp_path / "sel.csv", [(r, i) for r in range(6) for i in ((r + 3) % 6, r % 6, (r + 1) % 6)])
+    rec2 = tmp_path / "rec2.csv"
+    assert _cli(logreg_npz, tmp_path / "a.parquet", "--replay-selections", str(sel),
+                "--record-selections", str(rec2)) == 0
+    assert rec2.read_text() == sel.read_text()
+    assert _cli(logreg_npz, tmp_path / "b.parquet", "--replay-selections", str(rec2)) == 0
+    a, b = (pd.read_parquet(tmp_path / f"{k}.parquet") for k in ("a", "b"))
+    np.testing.assert_array_equal(a["objective"], b["objective"])
+    assert not np.array_equal(a["objective"], own["objective"])
+
+
+def test_cli_record_selections_is_refused_before_work(logreg_npz, tmp_path):
+    out = tmp_path / "x.parquet"
+    with pytest.raises(SystemExit, match="--record-selections .*missing/rec.csv: folder .*missing does not exist"):
+        _cli(logreg_npz, out, "--record-selections", str(tmp_path / "missing" / "rec.csv"))
+    with pytest.raises(SystemExit, match="--record-selections .* is a folder"):
+        _cli(logreg_npz, out, "--record-selections", str(tmp_path))
+    with pytest.raises(SystemExit, match="is also --out"):
+        _cli(logreg_npz, out, "--record-selections", str(out))
+    sel = _write(tmp_path / "sel.csv", [(r, r % 6) for r in range(6)])
+    with pytest.raises(SystemExit, match="is also --replay-selections"):
+        _cli(logreg_npz, out, "--replay-selections", str(sel), "--record-selections", str(sel))
+    with pytest.raises(SystemExit, match="--record-selections: algorithm 'aspire' is asynchronous"):
+        _cli(logreg_npz, out, "--record-selections", str(tmp_path / "rec.csv"), algorithm="aspire")
+    assert not out.exists() and not (tmp_path / "rec.csv").exists()

@@ -15,6 +15,7 @@ import pandas as pd
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.allocator import keep_freed_memory
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
+from fedrepro.core.sampling import RecordingSampler, UniformSampler
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
@@ -53,6 +54,7 @@ class Run:
     problem: object
     algorithm: object
     kwargs: dict = field(default_factory=dict)     # the loop's keyword arguments
+    recorder: RecordingSampler | None = None       # the run's selections, in the order used (record_selections)
 
     def simulate(self, progress=None):
         keep_freed_memory()          # large numpy temporaries reuse freed pages (fedrepro.core.allocator)
@@ -61,7 +63,7 @@ class Run:
 
 
 def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
-              problem=None, replay=None) -> Run:
+              problem=None, replay=None, record_selections: bool = False) -> Run:
     """Build the run a cell describes.
 
     ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
@@ -70,6 +72,11 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     ``eval_every``, ``time_limit``, ``metrics``, ``store``). ``problem``: an already built problem (the CLI's npz) used
     instead of ``cell['problem']``. ``reference``: final record of the reference run when the
     stop rule is ``target``. ``replay``: a :class:`fedrepro.sim.replay.Replay`.
+    ``record_selections``: the loop's sampler (the default :class:`~fedrepro.core.sampling.UniformSampler`
+    of the cell, or the replayed selections) is wrapped in a :class:`~fedrepro.core.sampling.RecordingSampler`,
+    ``Run.recorder``, passed as the loop's ``sampler``: after the run its ``selections`` are the rounds'
+    clients in the order used (:func:`fedrepro.sim.replay.write_selections`). Both are for synchronous
+    algorithms only (an asynchronous schedule has no rounds' selections): a ValueError otherwise.
     """
     if problem is None:
         problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
@@ -79,6 +86,10 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
     delays, time_budget = build_delays(cell.get("delays")), cell.get("time_budget")
     if algorithm.asynchronous:
+        if replay is not None or record_selections:
+            raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: its workers report as they finish, "
+                             "so there are no rounds' client selections to record or replay; recorded and "
+                             "replayed selections (and replayed noise) are for synchronous algorithms")
         check_async_cell(cell)
         kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
                       tau=resolve_staleness(cell.get("tau"), problem.m),
@@ -92,9 +103,19 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
                   attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
                   delays=delays, time_budget=time_budget, **settings)
+    recorder = None
+    if record_selections:
+        if replay is not None and replay.selections is not None:
+            replay.check(problem.m, problem.dim, settings["max_rounds"])   # simulate sees the sampler only
+            recorder = RecordingSampler(replay.clients)
+            replay = replay.without_selections()
+        else:                                      # the loop's default sampler, the same draws
+            recorder = RecordingSampler(UniformSampler(problem.m, float(settings["rho"]), int(cell["seed"]),
+                                                       settings["sample_count"]))
+        kwargs["sampler"] = recorder
     if replay is not None:
         kwargs["replay"] = replay                  # simulate checks it against problem and round cap
-    return Run(problem, algorithm, kwargs)
+    return Run(problem, algorithm, kwargs, recorder)
 
 
 def check_async_cell(cell: dict) -> None:

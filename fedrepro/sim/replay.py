@@ -14,7 +14,9 @@ compared with another implementation draw for draw:
   (``np.random.choice``, ``randperm``) is replayed in that order. Whatever is drawn or consumed
   per selected client by position follows it (replayed noise rows, below; the rows of a minibatch
   draw over all the round's clients; FedADMM-Gong's training order with ``client_order:
-  selection``). A client listed twice in a round is an error.
+  selection``). A client listed twice in a round is an error. :func:`write_selections` writes the
+  same format, and ``fedrepro run --record-selections`` records a run's own selections (sampled
+  or replayed, in the order it used them) so that it can be replayed by itself.
 * ``noise`` -- an (N, n) array of unit-scale draws (``.npy``, :func:`load_noise`) that the
   run consumes in call order instead of drawing from its ``init``/``noise`` streams
   (:meth:`fedrepro.algorithms.base.RunContext.unit_noise`): for FedEPM/SFedAvg/SFedProx
@@ -36,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Replay", "ReplayError", "NoiseCursor", "load_selections", "load_noise", "load_replay"]
+__all__ = ["Replay", "ReplayError", "NoiseCursor", "load_selections", "write_selections", "load_noise",
+           "load_replay"]
 
 HEADER = ["round", "client"]
 
@@ -89,6 +92,18 @@ def load_selections(path: str | Path, lines: dict | None = None) -> dict[int, np
     if lines is not None:
         lines.update({(r, i): line for r, ids in rows.items() for i, line in ids.items()})
     return {r: np.fromiter(ids, dtype=np.int64, count=len(ids)) for r, ids in sorted(rows.items())}
+
+
+def write_selections(path: str | Path, selections: dict) -> Path:
+    """Write ``{round: client ids}`` as the ``round,client`` CSV :func:`load_selections` reads: rounds
+    ascending, each round's ids in the order given (the order a run used them)."""
+    path = Path(path)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(HEADER)
+        for r in sorted(selections):
+            writer.writerows((int(r), int(i)) for i in np.asarray(selections[r]).ravel())
+    return path
 
 
 def load_noise(path: str | Path) -> np.ndarray:
@@ -199,6 +214,13 @@ class Replay:
         except KeyError:
             raise ReplayError(f"{self._src('selections')} covers rounds 0..{self.rounds - 1}, but the run asked "
                               f"for the clients of round {r}") from None
+
+    def without_selections(self) -> "Replay | None":
+        """This replay's noise alone (None without noise): what the loop takes when the selections are
+        served by a sampler built on :meth:`clients` (e.g. a recording one, checked beforehand)."""
+        if self.noise is None:
+            return None
+        return Replay(noise=self.noise, sources={k: v for k, v in self.sources.items() if k == "noise"})
 
     def noise_cursor(self) -> NoiseCursor | None:
         """A fresh cursor over the noise rows (one per run), or None without noise."""
