@@ -3,6 +3,7 @@
     fedrepro run --algorithm fedadmm --problem logreg --data mine.npz \\
         --param r0=0.2 --k0 10 --rho 0.5 --rounds 200 --seed 1 --out run.parquet
     fedrepro run ... --replay-selections sel.csv --replay-noise noise.npy
+    fedrepro run ... --record-selections sel.csv
     fedrepro run --algorithm fedavg_sgd --problem mlp1 --problem-param dataset=mnist \
         --problem-param m=100 --param E=5 --param B=50 --rho 0.1 --rounds 10 --out run.parquet
     fedrepro list
@@ -18,7 +19,9 @@ npz) or else from the raw files in the cache / ``FEDREPRO_DATA_MIRROR``. The fla
 the run is built by :func:`fedrepro.experiments.runner.build_run`, the path every workflow cell
 takes (the problem by the registry's ``linreg`` / ``softmax`` / ``neural`` builders).
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
-noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README).
+noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README); a replayed round's
+clients keep the file's order. ``--record-selections`` writes the run's own selections (sampled or
+replayed) in that format, in the order the run used them, so that the run can be replayed by itself.
 """
 from __future__ import annotations
 
@@ -135,38 +138,56 @@ def _set_threads(n: int) -> None:
     set_kernel_threads(n)
 
 
-def check_output_path(out: str) -> Path:
-    """``--out`` before any work: not a folder, its folder exists (no file in the way) and is writable."""
+def check_output_path(out: str, flag: str = "--out", kind: str = "a .parquet file") -> Path:
+    """An output file (``--out``, ``--record-selections``) before any work: not a folder, its folder
+    exists (no file in the way) and is writable."""
     path = Path(out)
     if path.is_dir():
-        raise SystemExit(f"error: --out {out} is a folder; name a .parquet file")
+        raise SystemExit(f"error: {flag} {out} is a folder; name {kind}")
     parent = path.parent if str(path.parent) else Path(".")
     for anc in [parent, *parent.parents]:
         if anc.exists() and not anc.is_dir():
-            raise SystemExit(f"error: --out {out}: {anc} is a file, not a folder")
+            raise SystemExit(f"error: {flag} {out}: {anc} is a file, not a folder")
     if not parent.exists():
-        raise SystemExit(f"error: --out {out}: folder {parent} does not exist; create it first")
+        raise SystemExit(f"error: {flag} {out}: folder {parent} does not exist; create it first")
     if not os.access(parent, os.W_OK):
-        raise SystemExit(f"error: --out {out}: folder {parent} is not writable")
+        raise SystemExit(f"error: {flag} {out}: folder {parent} is not writable")
     return path
+
+
+def check_record_path(args) -> None:
+    """``--record-selections`` before any work: a writable file that is neither ``--out`` nor the
+    replayed selections (the run's input and its provenance)."""
+    record = check_output_path(args.record_selections, "--record-selections", "a .csv file")
+    for flag, other in (("--out", args.out), ("--replay-selections", args.replay_selections)):
+        if other is not None and record.resolve() == Path(other).resolve():
+            raise SystemExit(f"error: --record-selections {args.record_selections} is also {flag}; name another file")
 
 
 def cmd_run(args) -> int:
     from fedrepro.algorithms import make_algorithm
     from fedrepro.data.fetch import sha256_file
     from fedrepro.problems.protocols import check_pairing
-    from fedrepro.sim.replay import ReplayError, load_replay
+    from fedrepro.sim.replay import ReplayError, load_replay, write_selections
     from fedrepro.experiments.results import provenance, run_frame, write_parquet
     from fedrepro.experiments.runner import build_run, progress_printer
 
     check_output_path(args.out)
+    if args.record_selections is not None:
+        check_record_path(args)
     if args.threads is not None:
         _set_threads(args.threads)
     try:        # the algorithm decides the default client weights of the npz problem
-        default_weights = getattr(make_algorithm(args.algorithm, **_kv(args.param, "--param")),
-                                  "objective_weights", None)
+        algorithm = make_algorithm(args.algorithm, **_kv(args.param, "--param"))
     except (ValueError, TypeError) as err:
         raise SystemExit(f"error: {err}")
+    default_weights = getattr(algorithm, "objective_weights", None)
+    flags = [f for f, v in (("--record-selections", args.record_selections),
+                            ("--replay-selections", args.replay_selections), ("--replay-noise", args.replay_noise)) if v]
+    if algorithm.asynchronous and flags:
+        raise SystemExit(f"error: {' and '.join(flags)}: algorithm {args.algorithm!r} is asynchronous (its workers "
+                         "report as they finish): it has no rounds' client selections to record or replay; "
+                         "these options are for synchronous algorithms")
     options = _kv(args.problem_param, "--problem-param")
     if "weights" in options:
         default_weights = None
@@ -186,7 +207,8 @@ def cmd_run(args) -> int:
         prebuilt = neural_from_registry(options, args.seed, args.data_dir)
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
-        run = build_run(cell, data_dir=None, replay=replay, problem=prebuilt)   # the registry builds the npz problem
+        run = build_run(cell, data_dir=None, replay=replay, problem=prebuilt,   # the registry builds the npz problem
+                        record_selections=args.record_selections is not None)
         problem = run.problem
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
@@ -201,13 +223,26 @@ def cmd_run(args) -> int:
     df = run_frame(cell, result, problem.describe(), run.algorithm.params())
     replayed = {k: {"file": str(v), "sha256": sha256_file(v)}
                 for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
-    write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {})))
+    recorded = {}
+    if run.recorder is not None:        # the selections the run used, in its order (replayable by itself)
+        selections = run.recorder.selections
+        write_selections(args.record_selections, selections)
+        recorded = {"recorded": {"selections": {"file": str(args.record_selections), "rounds": len(selections),
+                                                "sha256": sha256_file(args.record_selections)}}}
+    write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {}),
+                                           **recorded))
     shown = ", ".join(f"{k}={result.final[k]:.10g}" for k in problem.check_metrics(cell.get("metrics")))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
           f"{shown}, wall={result.wall_time:.2f}s -> {args.out}")
     if "replay_noise_rows" in result.info:
         used, supplied = result.info["replay_noise_rows"]
         print(f"replayed noise: used {used} of the {supplied} rows of {args.replay_noise}")
+    if run.recorder is not None:
+        R = recorded["recorded"]["selections"]["rounds"]
+        rows = sum(len(c) for c in selections.values())
+        hint = (f"; it covers {R} rounds: replay it with --rounds {R} or fewer" if R < args.rounds else "")
+        span = f"rounds 0..{R - 1}" if R else "no round (the run performed none)"
+        print(f"recorded selections: {rows} rows, {span} -> {args.record_selections}{hint}")
     return 0
 
 
@@ -261,9 +296,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--attack-param", action="append", metavar="KEY=VALUE")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--replay-selections", metavar="CSV",
-                     help="clients per round from a CSV 'round,client' (0-based; rounds 0..R-1, R >= --rounds)")
+                     help="clients per round from a CSV 'round,client' (0-based; rounds 0..R-1, R >= --rounds; "
+                          "a round's clients are used in the order its rows come)")
     run.add_argument("--replay-noise", metavar="NPY",
                      help="(N, n) unit-scale noise rows consumed in call order instead of the init/noise streams")
+    run.add_argument("--record-selections", metavar="CSV",
+                     help="write the run's client selections (sampled or replayed) as a 'round,client' CSV, in "
+                          "the order used: --replay-selections replays the run (synchronous algorithms)")
     run.add_argument("--out", required=True, help="output Parquet file (results schema)")
     run.add_argument("--threads", type=int, metavar="N",
                      help="threads of the compiled convex-problem kernels (default: every core numba sees, "

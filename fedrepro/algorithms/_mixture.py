@@ -59,9 +59,11 @@ def rows_for_clients(rows: np.ndarray, workers, clients) -> np.ndarray:
 
 
 def client_rows(workers, clients) -> np.ndarray:
-    """Positions of ``workers`` among the (sorted) round ``clients``; every worker must be one of them."""
+    """Positions of ``workers`` among the round ``clients`` (in the order selected: ascending under the
+    default sampler, any order under replayed selections); every worker must be one of them."""
     clients, workers = np.asarray(clients, dtype=np.int64), np.asarray(workers, dtype=np.int64)
-    pos = np.minimum(np.searchsorted(clients, workers), max(len(clients) - 1, 0))
-    if len(clients) == 0 or not np.array_equal(clients[pos], workers):
+    order = np.argsort(clients, kind="stable")              # the identity for ascending clients
+    pos = np.minimum(np.searchsorted(clients[order], workers), max(len(clients) - 1, 0))
+    if len(clients) == 0 or not np.array_equal(clients[order[pos]], workers):
         raise ValueError(f"workers {workers.tolist()} are not all among the round's clients {clients.tolist()}")
-    return pos
+    return order[pos]

@@ -38,8 +38,9 @@ from fedrepro.problems.protocols import MINIBATCH_LOSS
 class AFLState(State):
     x: np.ndarray | None = None           # the current iterate w^r (state.w is the evaluated model)
     lam: np.ndarray | None = None         # (N,) mixture weights lambda^r
-    grads: np.ndarray | None = None       # (N, dim) the last round's uploaded gradients
-    F: np.ndarray | None = None           # (N,) the last round's reported losses
+    grads: np.ndarray | None = None       # (N, dim) the last round's uploaded gradients, one row per sender
+    senders: np.ndarray | None = None     # (N,) the worker of each row of grads (the round's order)
+    F: np.ndarray | None = None           # (N,) the last round's reported losses, by worker id
     w_sum: np.ndarray | None = None       # sum of the iterates so far (average_iterates), float64
     n_iterates: int = 0
     local_steps: int = 0                  # minibatch gradients of all workers so far
@@ -102,17 +103,20 @@ class AFL(SyncAlgorithm):
         for j, c in enumerate(np.asarray(clients, dtype=np.int64)):
             idx = random_batch(problem, ctx.rng("minibatch", r, int(c)), c, self.B)
             problem.batch_loss_grad(x, idx, rng=ctx.rng("dropout", r, int(c)), out=G[j])
-        state.F = reported_losses(problem, ctx, x, clients, r, self.B_loss)
+        clients = np.asarray(clients, dtype=np.int64)
+        state.F = np.empty(problem.m)                    # by worker id (the round's clients: any order)
+        state.F[clients] = reported_losses(problem, ctx, x, clients, r, self.B_loss)
         state.local_steps += len(clients)
         return G
 
     def receive(self, state, problem, ctx, clients, uploads, r):
         state.grads = uploads
+        state.senders = np.asarray(clients, dtype=np.int64)
 
     def aggregate(self, state, problem, ctx, r):
         if state.grads is None:
             return state.w
-        step = weighted_sum(state.lam, state.grads)
+        step = weighted_sum(state.lam[state.senders], state.grads)     # row j is worker senders[j]'s
         x = state.x - self.lr * step
         if np.isfinite(self.alpha1):
             np.clip(x, -self.alpha1, self.alpha1, out=x)

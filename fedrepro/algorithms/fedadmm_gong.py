@@ -27,8 +27,13 @@ the selected clients train changes the result. The early code iterates over ``np
 output, a uniformly random order; ``random`` (the default of ``sequential_shared``) draws that order
 as a permutation of the round's selected set from its own stream ("client_order", r), so the
 selection, the minibatches and every other stream are unchanged. ``ascending`` trains them in
-ascending id order (the sampler's sorted set; the earlier hybrid). Under ``local`` / ``global`` the
-clients are independent and the order cannot matter: only ``ascending`` is accepted there.
+ascending id order (the earlier hybrid; the default sampler's order). ``selection`` trains them in
+the order the round's clients were selected (``ctx.clients(r)``): to replay the early code's own
+``np.random.choice`` order, give its selections to ``--replay-selections`` (the file's order is
+kept, :mod:`fedrepro.sim.replay`) with ``client_order: selection``; under the default sampler it is
+``ascending``. Under ``local`` / ``global`` the clients are independent and the order cannot change
+a client's model (only which E_i ~ U{1..E} draw of the round it gets, by its position in the
+training order): ``random`` is refused there.
 Local epochs: ``random_epochs`` (E_i ~ U{1..E}, Algorithm 1 as printed) or fixed E (the early code's
 ``--fixed 1`` default, the only mode that snapshot could run for FedADMM, spec §7 A4).
 
@@ -52,7 +57,7 @@ from fedrepro.core.params import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, Boolean
 from fedrepro.core.store import ClientStore
 
 INITS = ("local", "global", "sequential_shared")
-ORDERS = ("ascending", "random")
+ORDERS = ("ascending", "random", "selection")
 
 
 @dataclass(slots=True)
@@ -75,7 +80,8 @@ class FedADMMGong(FedProxSGD):
     local_init : ``local`` (Option I) | ``global`` (Option II) | ``sequential_shared`` (the early code)
     (spec §9 ``fedadmm.init``).
     client_order : order of training within a round, ``random`` (from the stream ("client_order", r);
-    the early code's) | ``ascending``; None (default): ``random`` under ``sequential_shared``, else
+    the early code's) | ``ascending`` (client ids) | ``selection`` (the order ``ctx.clients(r)`` lists
+    them: a replayed file's order); None (default): ``random`` under ``sequential_shared``, else
     ``ascending``. ``random`` requires ``sequential_shared`` (elsewhere the order has no effect).
     first_visit_init : ``global`` | ``theta0`` (start of a client's first visit under Option I).
     eta_2, eta_switch : eta_t = eta_2 for rounds t >= eta_switch (both or neither).
@@ -149,10 +155,14 @@ class FedADMMGong(FedProxSGD):
 
     # ---- client side ----------------------------------------------------------------------
     def training_order(self, ctx, clients: np.ndarray, r: int) -> np.ndarray:
-        """Positions into ``clients`` (round r's selected set, sorted) in the order they train: identity
-        (``ascending``) or a uniform permutation from the stream ("client_order", r) (``random``)."""
+        """Positions into ``clients`` (round r's selected set, in the order selected) in the order they
+        train: ascending ids (``ascending``: the identity under the default sampler, whose ids are
+        ascending), the identity (``selection``) or a uniform permutation from the stream
+        ("client_order", r) (``random``)."""
         if self.order == "random":
             return ctx.rng("client_order", r).permutation(len(clients))
+        if self.order == "ascending":
+            return np.argsort(clients, kind="stable")
         return np.arange(len(clients))
 
     def client_update(self, state, problem, ctx, clients, r):

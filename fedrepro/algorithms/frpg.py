@@ -31,8 +31,10 @@ from fedrepro.problems.protocols import BYZANTINE, CONSENSUS, STEP_CONSTANT, STO
 
 
 def _rows(clients: np.ndarray, m: int):
-    """Row selector: a view (slice) when every worker takes part (rho = 1), else the ids."""
-    return slice(None) if len(clients) == m else clients
+    """Row selector: a view (slice) when the round's clients are all workers in ascending order (rho = 1
+    under the default sampler), else the ids (a replayed selection may list all workers in another
+    order: the rows must follow it, as the minibatch rows do)."""
+    return slice(None) if len(clients) == m and np.array_equal(clients, np.arange(m)) else clients
 
 
 @dataclass(slots=True)

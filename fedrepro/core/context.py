@@ -49,8 +49,8 @@ class RunContext:
     rho : float         participation rate (fraction of clients per round)
     seed : int          run seed; derive streams with :meth:`rng`
     max_rounds : int    round cap of the run
-    sampler :           ``r -> sorted client ids`` of round r (:mod:`fedrepro.core.sampling`); read it
-                        through :meth:`clients`
+    sampler :           ``r -> client ids`` of round r in the order selected (ascending under the
+                        default sampler; :mod:`fedrepro.core.sampling`); read it through :meth:`clients`
     replay_noise :      a :class:`fedrepro.sim.replay.NoiseCursor` when the run replays recorded
                         unit-scale noise (see :meth:`unit_noise`), else None
     algorithm : str     name of the algorithm being run (for messages of mechanisms and attacks)
@@ -79,7 +79,8 @@ class RunContext:
         return make_store(self.store, m, dim, fill=fill, dtype=dtype)
 
     def clients(self, r: int) -> np.ndarray:
-        """The clients of round r as the loop draws them (sorted ids; :mod:`fedrepro.core.sampling`)."""
+        """The clients of round r as the loop draws them, in the order selected (ascending ids under the
+        default sampler, the file's order under replayed selections; :mod:`fedrepro.core.sampling`)."""
         if self.sampler is None:
             raise ValueError("this RunContext has no client sampler (simulate sets one)")
         return self.sampler(r)

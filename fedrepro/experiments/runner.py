@@ -15,6 +15,7 @@ import pandas as pd
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.allocator import keep_freed_memory
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
+from fedrepro.core.sampling import RecordingSampler, UniformSampler
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
@@ -54,6 +55,7 @@ class Run:
     algorithm: object
     schedule: object
     kwargs: dict = field(default_factory=dict)     # the driver's keyword arguments
+    recorder: RecordingSampler | None = None       # the run's selections, in the order used (record_selections)
 
     def simulate(self, progress=None):
         keep_freed_memory()          # large numpy temporaries reuse freed pages (fedrepro.core.allocator)
@@ -61,7 +63,7 @@ class Run:
 
 
 def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
-              problem=None, replay=None, sampler=None) -> Run:
+              problem=None, replay=None, sampler=None, record_selections: bool = False) -> Run:
     """Build the run a cell describes.
 
     ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
@@ -72,7 +74,11 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     ``reference``: final record of the reference run when the stop rule is ``target``. ``replay``: a
     :class:`fedrepro.sim.replay.Replay`; ``sampler``: a client sampler instead of the default (both only
     for synchronous algorithms). A key the algorithm's schedule cannot take is a ValueError naming it
-    (:func:`fedrepro.sim.driver.schedule_for`).
+    (:func:`fedrepro.sim.driver.schedule_for`). ``record_selections``: the schedule's sampler (the cell's
+    default :class:`~fedrepro.core.sampling.UniformSampler`, the given sampler or the replayed selections)
+    is wrapped in a :class:`~fedrepro.core.sampling.RecordingSampler`, ``Run.recorder``: after the run its
+    ``selections`` are the rounds' clients in the order used (:func:`fedrepro.sim.replay.write_selections`);
+    for synchronous algorithms only (an asynchronous schedule has no rounds' selections).
     """
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
@@ -86,7 +92,21 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
                   attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
                   **{k: v for k, v in settings.items() if k not in SCHEDULE_SETTINGS})
-    return Run(problem, algorithm, schedule, kwargs)
+    recorder = None
+    if record_selections:
+        if algorithm.asynchronous:
+            raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: its workers report as they finish, "
+                             "so there are no rounds' client selections to record; recording is for synchronous "
+                             "algorithms")
+        if replay is not None and replay.selections is not None:
+            replay.check(problem.m, problem.dim, settings["max_rounds"])   # the schedule then sees the sampler only
+            recorder = RecordingSampler(replay.clients)
+            schedule.replay = replay.without_selections()
+        else:                                      # the schedule's sampler, the same draws
+            recorder = RecordingSampler(schedule.sampler or UniformSampler(
+                problem.m, float(settings["rho"]), int(cell["seed"]), settings["sample_count"]))
+        schedule.sampler = recorder
+    return Run(problem, algorithm, schedule, kwargs, recorder)
 
 
 def cell_schedule(cell: dict, algorithm, replay=None, sampler=None):

@@ -48,8 +48,8 @@ def simulate(problem: FederatedProblem, algorithm: SyncAlgorithm, *, k0: int = R
     replay : a :class:`fedrepro.sim.replay.Replay`: recorded client selections (instead of
         the sampler) and/or unit-scale noise (instead of the ``init``/``noise``
         streams), checked against the problem and ``max_rounds`` before the run.
-    sampler : callable ``r -> sorted client ids`` (see :mod:`fedrepro.core.sampling`); default
-        ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
+    sampler : callable ``r -> client ids`` in the order selected (ascending under the default sampler;
+        a replayed file's own order; see :mod:`fedrepro.core.sampling`); default ``UniformSampler(m, rho, seed)``, or the replayed selections. Algorithms read the
         round's clients through ``ctx.clients(r)``, never by re-deriving the draw.
     diverge_factor : the run ends as ``diverged`` when |objective| exceeds this factor times
         max(1, |objective at round 0|) (default 1e12; None: only non-finite values count).

@@ -25,7 +25,8 @@ vector standardised to sample mean 0 and sample std 1, so ||eps_i|| =
 nu_i sqrt(n-1) exactly) or a plain Laplace(0, 1) vector (``generator="laplace"``:
 eps_i ~ Laplace(0, nu_i) per entry, the density the DP proof (49) uses). A run that
 replays another implementation's noise (:mod:`fedrepro.sim.replay`) supplies the xi_i instead:
-one replayed row per uploading client, in ascending client id order.
+one replayed row per uploading client, in the order the round's clients were selected (the rows of
+the uploads: ascending ids under the default sampler, a replayed selection file's own order).
 
 The algorithm reports what the formula needs in ``state.upload_info`` from its
 ``upload()``: ``grad_l1`` (len(clients),), ``gap_norm2`` (len(clients),) and

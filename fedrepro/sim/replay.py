@@ -8,13 +8,23 @@ compared with another implementation draw for draw:
   with header ``round,client`` (one row per selected client, both 0-based; ``round`` r is
   the selection made before round r's local work). The file must cover rounds
   0..R-1 without a gap; a run may perform at most R rounds (checked before it starts).
+  Each round's clients are kept in the order the file lists them (rows of different rounds may
+  interleave; a round's order is the order of its rows), not sorted: ``ctx.clients(r)`` gives
+  them in that order, so a source that iterates its clients in the order it drew them
+  (``np.random.choice``, ``randperm``) is replayed in that order. Whatever is drawn or consumed
+  per selected client by position follows it (replayed noise rows, below; the rows of a minibatch
+  draw over all the round's clients; FedADMM-Gong's training order with ``client_order:
+  selection``). A client listed twice in a round is an error. :func:`write_selections` writes the
+  same format, and ``fedrepro run --record-selections`` records a run's own selections (sampled
+  or replayed, in the order it used them) so that it can be replayed by itself.
 * ``noise`` -- an (N, n) array of unit-scale draws (``.npy``, :func:`load_noise`) that the
   run consumes in call order instead of drawing from its ``init``/``noise`` streams
   (:meth:`fedrepro.algorithms.base.RunContext.unit_noise`): for FedEPM/SFedAvg/SFedProx
   first m rows for the initial uploads z_i^0 of clients 0..m-1 (unless ``init_noise=zero``),
-  then, with the ``laplace_epm`` mechanism, per round one row per selected client in
-  ascending id order. The consumer scales the rows by its own rule (nu_i * xi_i,
-  init_scale * xi_i).
+  then, with the ``laplace_epm`` mechanism, per round one row per uploading client in the order
+  the round's clients were selected (the order of ``ctx.clients(r)``: ascending ids under the
+  default sampler, the file's order under replayed selections). The consumer scales the rows by
+  its own rule (nu_i * xi_i, init_scale * xi_i).
 
 Files are validated where they enter (every row, before the run); what depends on the
 problem (client ids < m, width n, rounds >= max_rounds) is checked by :meth:`Replay.check`,
@@ -28,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Replay", "ReplayError", "NoiseCursor", "load_selections", "load_noise", "load_replay"]
+__all__ = ["Replay", "ReplayError", "NoiseCursor", "load_selections", "write_selections", "load_noise",
+           "load_replay"]
 
 HEADER = ["round", "client"]
 
@@ -38,7 +49,8 @@ class ReplayError(ValueError):
 
 
 def load_selections(path: str | Path, lines: dict | None = None) -> dict[int, np.ndarray]:
-    """``{round: sorted client ids}`` from a ``round,client`` CSV (see the module docstring).
+    """``{round: client ids}`` from a ``round,client`` CSV, each round's ids in the order its rows
+    come in the file (see the module docstring).
 
     ``lines``, if given, receives ``{(round, client): line number}`` (for later messages).
 
@@ -79,7 +91,19 @@ def load_selections(path: str | Path, lines: dict | None = None) -> dict[int, np
                          f"0..{max(rows)} without a gap (missing: {missing[:10]}{' ...' if len(missing) > 10 else ''})")
     if lines is not None:
         lines.update({(r, i): line for r, ids in rows.items() for i, line in ids.items()})
-    return {r: np.array(sorted(ids), dtype=np.int64) for r, ids in sorted(rows.items())}
+    return {r: np.fromiter(ids, dtype=np.int64, count=len(ids)) for r, ids in sorted(rows.items())}
+
+
+def write_selections(path: str | Path, selections: dict) -> Path:
+    """Write ``{round: client ids}`` as the ``round,client`` CSV :func:`load_selections` reads: rounds
+    ascending, each round's ids in the order given (the order a run used them)."""
+    path = Path(path)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(HEADER)
+        for r in sorted(selections):
+            writer.writerows((int(r), int(i)) for i in np.asarray(selections[r]).ravel())
+    return path
 
 
 def load_noise(path: str | Path) -> np.ndarray:
@@ -129,7 +153,8 @@ class NoiseCursor:
 class Replay:
     """Recorded randomness a run uses instead of its own (see the module docstring).
 
-    selections : ``{round: sorted client ids}`` for rounds 0..R-1, or None (sample as usual).
+    selections : ``{round: client ids}`` for rounds 0..R-1, each round's ids in the order the run is to
+        use them (kept as given, not sorted; distinct within a round), or None (sample as usual).
     noise : (N, n) unit-scale draws consumed in call order, or None (draw as usual).
     sources : ``{"selections": ..., "noise": ...}`` names used in error messages.
     lines : ``{(round, client): line}`` of the selections file (for error messages).
@@ -142,13 +167,13 @@ class Replay:
 
     def __post_init__(self):
         if self.selections is not None:
-            self.selections = {int(r): np.sort(np.asarray(c, dtype=np.int64)) for r, c in self.selections.items()}
+            self.selections = {int(r): np.array(c, dtype=np.int64).ravel() for r, c in self.selections.items()}
             rounds = sorted(self.selections)
             if rounds != list(range(len(rounds))):
                 raise ReplayError(f"{self._src('selections')}: selections must cover rounds 0..R-1 without a gap; "
                                  f"got rounds {rounds[:10]}")
             for r, c in self.selections.items():
-                if c.size == 0 or np.any(np.diff(c) == 0):
+                if c.size == 0 or np.unique(c).size != c.size:
                     raise ReplayError(f"{self._src('selections')}: round {r} must select distinct clients, got {c}")
         if self.noise is not None:
             self.noise = np.asarray(self.noise, dtype=np.float64)
@@ -168,7 +193,7 @@ class Replay:
         ``max_rounds`` rounds on m clients with n model entries."""
         if self.selections is not None:
             for r, c in self.selections.items():
-                if c[-1] >= m or c[0] < 0:
+                if c.max() >= m or c.min() < 0:
                     bad = int(c[(c >= m) | (c < 0)][0])
                     line = self.lines.get((r, bad))
                     raise ReplayError(f"{self._src('selections')}, {f'line {line}' if line else 'row'} "
@@ -183,8 +208,19 @@ class Replay:
                              f"n = {n} (one column per model coordinate)")
 
     def clients(self, r: int) -> np.ndarray:
-        """The clients selected for round r (sorted)."""
-        return self.selections[r].copy()
+        """The clients selected for round r, in the order the selections list them."""
+        try:
+            return self.selections[r].copy()
+        except KeyError:
+            raise ReplayError(f"{self._src('selections')} covers rounds 0..{self.rounds - 1}, but the run asked "
+                              f"for the clients of round {r}") from None
+
+    def without_selections(self) -> "Replay | None":
+        """This replay's noise alone (None without noise): what the loop takes when the selections are
+        served by a sampler built on :meth:`clients` (e.g. a recording one, checked beforehand)."""
+        if self.noise is None:
+            return None
+        return Replay(noise=self.noise, sources={k: v for k, v in self.sources.items() if k == "noise"})
 
     def noise_cursor(self) -> NoiseCursor | None:
         """A fresh cursor over the noise rows (one per run), or None without noise."""
