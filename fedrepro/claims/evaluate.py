@@ -36,9 +36,10 @@ from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDEC
 
 KINDS = ("paper", "check")
 COLUMNS = ["paper", "claim", "kind", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
-           "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed"]
+           "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
+           "revised_after_verdict"]
 ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "compare", "tolerance", "tolerance_why",
-                "experiments", "testable_at", "untestable_reason", "why"}
+                "experiments", "testable_at", "untestable_reason", "why", "revisions"}
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ def load_results(paper: str, experiments, results_dir: str | Path = "results"):
 
 
 def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decision | None = None):
+    from fedrepro.claims.registration import revised_after_verdict, revision_summary
     src = claim.get("source") or {}
     comps = decision.components if decision else ()
     one = comps[0] if len(comps) == 1 else None
@@ -178,7 +180,9 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
             "verdict": verdict, "why": why,
             "interval_lo": one.interval[0] if one else math.nan, "interval_hi": one.interval[1] if one else math.nan,
             "replicates": min(c.n for c in comps) if comps else 0,
-            "replicates_needed": (decision.needed if decision and decision.needed is not None else 0)}
+            "replicates_needed": (decision.needed if decision and decision.needed is not None else 0),
+            # the reading's revisions (fedrepro.claims.registration): each with the verdict before it
+            "revisions": revision_summary(claim), "revised_after_verdict": revised_after_verdict(claim)}
 
 
 def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, paper: str = "",
@@ -245,16 +249,24 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
         if part.empty:
             continue
         counts = part["verdict"].value_counts().to_dict()
+        revised = int(part["revised_after_verdict"].sum()) if "revised_after_verdict" in part else 0
         lines += [f"## {heading}", "",
                   "Verdicts: " + ", ".join(f"{k} {counts[k]}" for k in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)
-                                           if k in counts), ""]
+                                           if k in counts)
+                  + (f"; {revised} of them rest on a reading revised after a verdict of it was seen (the verdict "
+                     "before each revision is shown with the claim)" if revised else ""), ""]
         lines += ["| claim | where | the paper says | our reading | paper | ours (estimate [interval] (n)) | test | "
                   "verdict | why (when it does not hold) |", "|---|---|---|---|---|---|---|---|---|"]
         for r in part.itertuples():
             lines.append(f"| {r.claim} | {cell(r.place)} | {cell(r.quote)} | {cell(r.text)} | {cell(r.paper_value)} | "
-                         f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}** | {cell(r.why)} |")
+                         f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}**{_revised(r)} | {cell(r.why)} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _revised(row) -> str:
+    text = getattr(row, "revisions", "") or ""
+    return f" ({text.replace('|', '/')})" if text else ""
 
 
 def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:
@@ -266,8 +278,8 @@ def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:
     return data.get("claims", []) if isinstance(data, dict) else data
 
 
-STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "checks passed", "checks failed",
-                  "checks not run"]
+STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "revised after a verdict",
+                  "checks passed", "checks failed", "checks not run"]
 
 
 def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFrame:
@@ -281,8 +293,10 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
         t = pd.read_parquet(path)
         kind = t["kind"] if "kind" in t else pd.Series("paper", index=t.index)
         stm, chk = t[kind == "paper"]["verdict"].value_counts(), t[kind == "check"]["verdict"].value_counts()
+        revised = t["revised_after_verdict"] if "revised_after_verdict" in t else pd.Series(False, index=t.index)
         rows.append({"paper": paper, **{v: int(stm.get(v, 0)) for v in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)},
-                     "statements": int(stm.sum()), "checks passed": int(chk.get(HOLDS, 0)),
+                     "statements": int(stm.sum()),
+                     "revised after a verdict": int(revised[kind == "paper"].astype(bool).sum()), "checks passed": int(chk.get(HOLDS, 0)),
                      "checks failed": int(chk.get(FAILS, 0)),
                      "checks not run": int(chk.sum() - chk.get(HOLDS, 0) - chk.get(FAILS, 0))})
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)

@@ -1,0 +1,110 @@
+"""Registered readings (issue #42): every claim's reading is registered; a changed reading fails the check
+unless it carries a revision with the verdict under the old reading; claims.md shows the revision."""
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from fedrepro.claims import registration as reg
+from fedrepro.claims.evaluate import load_claims, to_markdown, evaluate
+from fedrepro.experiments.cells import PAPERS, paper_file
+from fedrepro.papers.registry import checks as paper_checks
+
+PAPER_LIST = [p for p in PAPERS if p != "custom"]
+
+
+@pytest.mark.parametrize("paper", PAPER_LIST)
+def test_every_reading_matches_its_registration(paper):
+    assert reg.problems(paper) == []
+
+
+def _copy_paper(tmp_path, paper):
+    dst = tmp_path / "fedrepro" / "papers" / paper
+    dst.mkdir(parents=True)
+    for name in ("claims.yaml", reg.REGISTRY_NAME):
+        shutil.copy(paper_file(paper, "claims").with_name(name), dst / name)
+    return dst / "claims.yaml"
+
+
+def test_a_deliberate_edit_fails_until_it_is_a_revision(tmp_path):
+    paper = "fedepm"
+    path = _copy_paper(tmp_path, paper)
+    assert reg.problems(paper, root=tmp_path) == []
+    claims = yaml.safe_load(path.read_text())["claims"]
+    target = next(c for c in claims if c.get("compare") in ("lt", "gt", "le", "ge") and not c.get("revisions")
+                  and "tolerance" not in c)
+    cid = target["id"]
+    # the edit a build's "fails" tempts: widen the band
+    text = path.read_text()
+    block_start = text.index(f"- id: {cid}\n")
+    line_at = text.index("paper_value:", block_start)
+    text = text[:line_at] + "tolerance: 0.5\n    tolerance_why: widened\n    " + text[line_at:]
+    path.write_text(text)
+    found = reg.problems(paper, root=tmp_path)
+    assert len(found) == 1 and cid in found[0] and "differs from the registration" in found[0]
+    # recorded as a revision (with the verdict before it), the reading is accepted and shown
+    edited = next(c for c in load_claims(paper, tmp_path) if c["id"] == cid)
+    entry = {"date": "2026-11-28", "changed": "tolerance 0 -> 0.5", "why": "test", "verdict_before": "fails",
+             "value_before": "-0.1 [-0.2, 0.0] (3)", "build_before": "a test build", "seen_before": True,
+             "fingerprint": reg.fingerprint(edited, paper_checks(paper), paper)}
+    reg.insert_revision(path, path.read_text(), cid, entry, has_revisions=False)
+    assert reg.problems(paper, root=tmp_path) == []
+    revised = next(c for c in load_claims(paper, tmp_path) if c["id"] == cid)
+    assert reg.revised_after_verdict(revised) and "before: fails" in reg.revision_summary(revised)
+    # a revision lacking the old verdict is refused
+    text = "".join(ln for ln in path.read_text().splitlines(keepends=True) if "verdict_before:" not in ln)
+    path.write_text(text)
+    assert any("lacks ['verdict_before']" in p for p in reg.problems(paper, root=tmp_path))
+
+
+def test_a_change_of_the_check_code_changes_the_fingerprint(monkeypatch):
+    paper = "fedepm"
+    claim = load_claims(paper)[0]
+    checks = dict(paper_checks(paper))
+    before = reg.fingerprint(claim, checks, paper)
+    assert before == reg.fingerprint(dict(claim), dict(checks), paper)          # deterministic
+
+    def other(frames, summaries):
+        return None
+    other.__module__ = f"fedrepro.papers.{paper}.claims"
+    checks[claim["check"]] = other
+    assert reg.fingerprint(claim, checks, paper) != before
+
+
+def test_a_helper_reached_by_the_check_is_part_of_the_reading():
+    paper = "fedepm"
+    checks = paper_checks(paper)
+    claim = load_claims(paper)[0]
+    code = reg._reached(checks[claim["check"]], f"fedrepro.papers.{paper}")
+    assert len(code) > 1 and all(k.startswith(f"fedrepro.papers.{paper}") for k in code)
+
+
+def test_new_claims_are_registered_and_registered_ones_never_rewritten(tmp_path):
+    paper = "fedepm"
+    path = _copy_paper(tmp_path, paper)
+    regfile = path.with_name(reg.REGISTRY_NAME)
+    entries = yaml.safe_load(regfile.read_text())["readings"]
+    first = sorted(entries)[0]
+    kept = entries[first]
+    del entries[first]
+    regfile.write_text(yaml.safe_dump({"readings": entries}))
+    assert any("not registered" in p for p in reg.problems(paper, root=tmp_path))
+    assert reg.register(paper, root=tmp_path, today="2026-11-28") == [first]
+    again = yaml.safe_load(regfile.read_text())["readings"]
+    assert again[first]["fingerprint"] == kept["fingerprint"] and again[first]["registered"] == "2026-11-28"
+    others = {k: v for k, v in again.items() if k != first}
+    assert others == entries                                   # the registered ones untouched
+    assert reg.register(paper, root=tmp_path) == []
+
+
+def test_claims_markdown_and_status_count_the_revised_readings():
+    claim = {"id": "c1", "kind": "paper", "source": {"place": "Sec. 1", "quote": "q"}, "text": "t", "check": "k",
+             "compare": "lt", "paper_value": 0,
+             "revisions": [{"date": "2026-11-28", "changed": "band", "why": "w", "verdict_before": "fails",
+                            "value_before": "0.3", "build_before": "b", "seen_before": True, "fingerprint": "x"}]}
+    from fedrepro.claims.verdicts import Replicates
+    table = evaluate([claim], {"k": lambda f, s: Replicates([-1.0, -2.0, -1.5])}, {}, {}, paper="p")
+    assert bool(table.loc[0, "revised_after_verdict"]) and "before: fails" in table.loc[0, "revisions"]
+    md = to_markdown(table, "p")
+    assert "1 of them rest on a reading revised after a verdict" in md and "(revised 2026-11-28: band" in md
