@@ -25,7 +25,9 @@ n = N+1..Q convention, spec A2). The problem is told who is faulty
 (``problem.set_faulty``) so its metrics use the reliable workers only.
 
 * ``label_flip`` -- the faulty workers follow the protocol on labels y -> C-1-y
-  (``prepare`` rewrites their training labels; uploads are not touched).
+  (``prepare`` rewrites their training labels, ``problem.flip_labels``; C the problem's number of
+  classes; uploads are not touched). Any classification problem with rewritable training labels
+  (RelabelProblem: softmax, neural, worker_neural).
 * ``gaussian`` -- every slot a faulty worker's *model* is c xi, xi ~ N(0, I_d) fresh
   (stream ``attack``, keyed by round); what it uploads is what the algorithm's
   ``faulty_upload(state, problem, clients, models)`` says a worker with that model
@@ -121,8 +123,19 @@ class _Attack:
         return uploads
 
 
+def classes_of(problem, default=None) -> int:
+    """The number of classes of a classification problem: ``problem.n_classes`` (the neural problems: the
+    model's head), ``problem.C`` (softmax), else ``default`` (an attack's ``n_classes`` key), else 10."""
+    for attr in ("n_classes", "C"):
+        value = getattr(problem, attr, None)
+        if value is not None:
+            return int(value)
+    return int(default) if default is not None else 10
+
+
 class LabelFlip(_Attack):
-    """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers."""
+    """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers (C: the problem's classes;
+    ``n_classes`` only for a problem that declares none)."""
 
     name = "label_flip"
     acts_on = "data"
@@ -131,7 +144,7 @@ class LabelFlip(_Attack):
 
     def prepare(self, problem, ctx):
         super().prepare(problem, ctx)
-        C = int(getattr(problem, "C", self.spec.get("n_classes", 10)))
+        C = classes_of(problem, self.spec.get("n_classes"))
         problem.flip_labels(self.faulty, lambda y: C - 1 - y)
 
 
