@@ -163,3 +163,56 @@ def test_label_flip_on_fedavg_sgd_with_mlp1_changes_only_the_faulty_uploads():
         got[name] = rows[0]
     np.testing.assert_array_equal(got["flip"][[0, 1, 3]], got["plain"][[0, 1, 3]])
     assert not np.array_equal(got["flip"][2], got["plain"][2])
+
+
+# ---- the backdoor (aspire App. C.2): the adversary owns the added worker ----------------------------------
+def test_backdoor_declares_its_data_and_owns_the_added_worker():
+    from fedrepro.problems.softmax import SoftmaxProblem
+    from fedrepro.problems.worker_neural import WorkerNeuralProblem
+    from tests.toys import backdoor_blobs, worker_blobs
+
+    attack = build_attack({"name": "backdoor", "poison_fraction": 0.1, "loss_scale": 10.0})
+    assert attack.acts_on == "data" and attack.adds_workers == 1
+    assert attack.problem_options() == {"backdoor": {"poison_fraction": 0.1}}      # the data; loss_scale is its own
+    assert build_attack({"name": "backdoor"}).problem_options() == {"backdoor": {}}
+    for bad in ({"B": 2}, {"faulty": [0]}, {"poison_fraction": 0.0}, {"loss_scale": 0.9}, {"bogus": 1}):
+        with pytest.raises(ValueError, match="backdoor"):
+            build_attack({"name": "backdoor", **bad})
+    alg = make_algorithm("afl")
+    attack.check(alg, WorkerNeuralProblem)                     # the class can take it (config check)
+    with pytest.raises(ValueError, match=r"attack 'backdoor' cannot run on problem 'SoftmaxProblem'.*BackdoorProblem"):
+        attack.check(alg, SoftmaxProblem)
+    with pytest.raises(ValueError, match="built without the malicious worker's data"):
+        attack.check(alg, worker_blobs([12] * 4, [4] * 4))     # a worker_neural problem built without it
+    prob = backdoor_blobs()
+    attack.check(alg, prob)
+    attack.prepare(prob, RunContext())
+    assert attack.faulty.tolist() == [prob.m - 1] == [prob.malicious]
+    assert prob.reported_loss(prob.m - 1, 0.25) == 2.5 and prob.reported_loss(0, 0.25) == 0.25
+
+
+def test_the_problem_spec_no_longer_takes_the_backdoor():
+    from fedrepro.problems import validate_problem_spec
+
+    with pytest.raises(ValueError, match=r"attack: \{name: backdoor"):
+        validate_problem_spec({"name": "worker_neural", "dataset": "fmnist3", "backdoor": {"poison_fraction": 0.1}})
+
+
+def test_build_run_prepares_the_backdoor_workers_data(monkeypatch):
+    # the runner builds the attack first and hands its data options to the problem's builder
+    from fedrepro.experiments import runner
+
+    seen = {}
+
+    def fake_build(spec, seed, **kwargs):
+        seen.update(kwargs)
+        from tests.toys import backdoor_blobs
+        return backdoor_blobs()
+    monkeypatch.setattr(runner, "build_problem", fake_build)
+    cell = {"problem": {"name": "worker_neural", "dataset": "fmnist3"}, "algorithm": "afl", "seed": 0,
+            "attack": {"name": "backdoor", "poison_fraction": 0.1, "loss_scale": 10.0}, "max_rounds": 2}
+    run = runner.build_run(cell, data_dir="unused")
+    assert seen["backdoor"] == {"poison_fraction": 0.1}
+    assert run.kwargs["attack"].loss_scale == 10.0
+    result = run.simulate()
+    assert result.status == "max_rounds" and "attack_success" in result.trace[-1]

@@ -70,9 +70,14 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     ``eval_every``, ``time_limit``, ``metrics``, ``store``). ``problem``: an already built problem (the CLI's npz) used
     instead of ``cell['problem']``. ``reference``: final record of the reference run when the
     stop rule is ``target``. ``replay``: a :class:`fedrepro.sim.replay.Replay`.
+
+    The attack is built first: a data-side attack that changes the federation (``backdoor``'s added
+    worker) gives the problem's builder the options of the data it needs (``attack.problem_options()``).
     """
+    attack = build_attack(cell.get("attack"))
     if problem is None:
-        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
+        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir,
+                                **(attack.problem_options() if hasattr(attack, "problem_options") else {}))
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
     stop = build_stop(cell.get("stop"), problem, reference)
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
@@ -82,7 +87,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
         check_async_cell(cell)
         kwargs = dict(seed=int(cell["seed"]), stop=stop, delays=delays, time_budget=time_budget,
                       tau=resolve_staleness(cell.get("tau"), problem.m),
-                      mechanism=build_mechanism(cell.get("mechanism")), attack=build_attack(cell.get("attack")),
+                      mechanism=build_mechanism(cell.get("mechanism")), attack=attack,
                       **{k: v for k, v in settings.items() if k in ASYNC_SETTINGS})
         kwargs["max_iterations"] = kwargs.pop("max_rounds")
         return Run(problem, algorithm, kwargs)
@@ -90,7 +95,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
         raise ValueError(f"tau (bounded staleness) is a setting of the asynchronous schedule; algorithm "
                          f"{cell['algorithm']!r} runs in synchronous rounds, where every upload is fresh: remove tau")
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
-                  attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
+                  attack=attack, aggregator=build_aggregator(cell.get("aggregator")),
                   delays=delays, time_budget=time_budget, **settings)
     if replay is not None:
         kwargs["replay"] = replay                  # simulate checks it against problem and round cap

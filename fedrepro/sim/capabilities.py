@@ -8,8 +8,8 @@ A cell says ``runs`` or the reason it is refused; the same reason is what the co
 The stages compose with each other except where :meth:`fedrepro.sim.channel.Channel.refusals` says
 otherwise (listed under the matrix). Whether an attack can run on a *problem* is the attack's problem
 needs (``problem_requires``: ``label_flip`` needs rewritable training labels, the softmax and neural
-problems), checked with the pairing; a data-side attack's cell says ``runs`` when some registered problem
-the algorithm runs on has them.
+problems; ``backdoor`` a problem that takes an added poisoned worker, worker_neural), checked with the
+pairing; a data-side attack's cell says ``runs`` when some registered problem the algorithm runs on has them.
 """
 from __future__ import annotations
 
@@ -125,6 +125,9 @@ def markdown() -> str:
               "- `attack: label_flip` needs a classification problem with rewritable training labels (softmax, neural, "
               "worker_neural: the faulty clients' training labels y -> C-1-y, C the problem's classes); on another "
               "problem it is refused with the pairing check.",
+              "- `attack: backdoor` (aspire App. C.2) adds one malicious worker whose data the problem's builder "
+              "prepares (worker_neural: triggered, relabelled samples and a triggered test set, `attack_success`) "
+              "and raises the losses it reports; on another problem it is refused with the pairing check.",
               "- The asynchronous schedule takes no `aggregator`, no `silent` workers and no server-side noise; "
               "`tau` is its setting only (a block without an asynchronous algorithm that sets `tau` is refused).",
               "- A faulty worker keeps its training weight: metrics of problems with a faulty-worker split "
