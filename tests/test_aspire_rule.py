@@ -188,24 +188,39 @@ def test_a_malicious_worker_is_outside_the_worst_case_metrics_and_the_run_trains
 
 
 def test_a_malicious_worker_raises_the_losses_it_reports():
+    # the attack `backdoor` owns the malicious worker's behaviour (aspire App. C.2, FIDELITY AS-27): the problem
+    # holds its data (built for the attack), the attack makes it report its losses x loss_scale
+    from fedrepro.sim.attacks import build_attack
+    from fedrepro.sim.loop import simulate
+
     base = _problem()
-    args = (base.model, base.X, base.y, base.parts, base.X_test, base.y_test,
-            base.test_parts[:-1] + [np.array([], dtype=np.int64)])
-    honest = WorkerNeuralProblem(*args, malicious=N - 1)
-    liar = WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=10.0)
-    assert liar.reported_loss(N - 1, 0.3) == pytest.approx(3.0) and liar.reported_loss(0, 0.3) == 0.3
+
+    def problem():
+        return WorkerNeuralProblem(base.model, base.X, base.y, base.parts, base.X_test, base.y_test,
+                                   base.test_parts[:-1] + [np.array([], dtype=np.int64)], malicious=N - 1,
+                                   backdoor=(base.X_test[:10], 0))
+
+    def backdoor():
+        return build_attack({"name": "backdoor", "loss_scale": 10.0})
+
+    honest, liar = problem(), problem()
     ctx = RunContext(seed=1, max_rounds=10)
     alg = make_algorithm("aspire", lr=0.1)
+    attack = backdoor()
+    attack.check(alg, liar)
+    attack.prepare(liar, ctx)
+    assert attack.faulty.tolist() == [N - 1]
+    assert liar.reported_loss(N - 1, 0.3) == pytest.approx(3.0) and liar.reported_loss(0, 0.3) == 0.3
+    assert honest.reported_loss(N - 1, 0.3) == 0.3                    # no attack: every worker honest
     F_h, F_l = alg.init(honest, ctx).F, alg.init(liar, ctx).F
     np.testing.assert_allclose(F_l, np.r_[F_h[:-1], 10 * F_h[-1]])
     (_, f_h), = alg.worker_compute(alg.init(honest, ctx), honest, ctx, [N - 1], 0)
     (_, f_l), = alg.worker_compute(alg.init(liar, ctx), liar, ctx, [N - 1], 0)
     assert f_l == pytest.approx(10 * f_h)
     # AFL's lambda (loss-driven) moves to the liar; the honest run keeps it lower
-    runs = {}
-    for name, prob in (("honest", honest), ("liar", liar)):
-        from fedrepro.sim.loop import simulate
-        runs[name] = simulate(prob, make_algorithm("afl", lr=0.1), max_rounds=30, seed=2, eval_every=30)
+    runs = {"honest": simulate(problem(), make_algorithm("afl", lr=0.1), max_rounds=30, seed=2, eval_every=30),
+            "liar": simulate(problem(), make_algorithm("afl", lr=0.1), max_rounds=30, seed=2, eval_every=30,
+                             attack=backdoor())}
     assert runs["liar"].trace[-1]["lambda_last"] > runs["honest"].trace[-1]["lambda_last"] + 0.2
-    with pytest.raises(ValueError, match="malicious_loss_scale"):
-        WorkerNeuralProblem(*args, malicious=N - 1, malicious_loss_scale=0.5)
+    with pytest.raises(ValueError, match="loss_scale"):
+        build_attack({"name": "backdoor", "loss_scale": 0.5})

@@ -1,6 +1,8 @@
 """The capability matrix (fedrepro.sim.capabilities): the page equals the code; every "runs" cell runs on a
 tiny problem and its stage changes what the server receives (no silent no-op); every refused cell is
-refused at config check, before any job, with its reason."""
+refused at config check, before any job, with its reason. A data-side attack runs on a tiny problem that
+has what it needs (label_flip: the softmax toy or the worker blobs; backdoor: the blobs with an added
+poisoned worker, against the same worker clean and no attack)."""
 from pathlib import Path
 
 import numpy as np
@@ -10,15 +12,15 @@ from fedrepro.algorithms import algorithm_class, make_algorithm
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.cells import expand
 from fedrepro.problems import problem_class, problem_names
-from fedrepro.problems.protocols import missing
+from fedrepro.problems.protocols import missing, provides
 from fedrepro.sim import capabilities as cap
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.async_loop import simulate_async
-from fedrepro.sim.attacks import build_attack
+from fedrepro.sim.attacks import ATTACKS, build_attack
 from fedrepro.sim.delays import DelayModel
 from fedrepro.sim.loop import simulate
 from fedrepro.sim.privacy import build_mechanism
-from tests.toys import softmax_toy, worker_blobs
+from tests.toys import backdoor_blobs, softmax_toy, worker_blobs
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = cap.matrix()
@@ -37,19 +39,23 @@ def _blobs():
     return worker_blobs([24] * 6, [8] * 6, n_classes=3, dim=6, seed=0)
 
 
-def _toy(algorithm: str, needs_labels: bool):
+def _toy(algorithm: str, needs: tuple, poisoned: bool):
     cls = algorithm_class(algorithm)
-    for make in (softmax_toy, _blobs):
+    makers = (lambda: backdoor_blobs(poisoned),) if any(c.name == "BackdoorProblem" for c in needs) else \
+        (softmax_toy, _blobs)
+    for make in makers:
         problem = make()
-        if not missing(cls, type(problem)) and (not needs_labels or hasattr(problem, "flip_labels")):
+        if not missing(cls, type(problem)) and all(provides(problem, c) for c in needs):
             return problem
     pytest.fail(f"no tiny problem pairs with {algorithm}")
 
 
-def _received(algorithm: str, stage: dict, needs_labels: bool) -> list:
-    """The uploads (or the asynchronous reports' models) the server receives in a short run, and its model."""
-    alg = make_algorithm(algorithm)
-    problem = _toy(algorithm, needs_labels)
+def _received(algorithm: str, stage: dict, needs: tuple = (), poisoned: bool = True) -> list:
+    """The uploads (or the asynchronous reports' models) the server receives in a short run, and its model.
+    ``needs``: what the stage's attack needs of the problem (a data-side attack acts on the last worker:
+    Ind_j then trains that one)."""
+    problem = _toy(algorithm, needs, poisoned)
+    alg = make_algorithm(algorithm, **({"worker": problem.m - 1} if needs and algorithm == "individual" else {}))
     got = []
     if alg.asynchronous:
         update = alg.master_update
@@ -87,9 +93,9 @@ REFUSED = [(alg, kind, opt, v) for kind, table in MATRIX.items() for alg, row in
 
 @pytest.mark.parametrize("alg,kind,option", RUNS, ids=[f"{a}-{k}-{o}" for a, k, o in RUNS])
 def test_every_runs_cell_changes_what_the_server_receives(alg, kind, option):
-    labels = kind == "attack" and option == "label_flip"
-    plain = _received(alg, {}, labels)
-    staged = _received(alg, _stage(kind, option), labels)
+    needs = ATTACKS[option].problem_requires if kind == "attack" else ()
+    plain = _received(alg, {}, needs, poisoned=False)          # backdoor: the added worker clean, no attack
+    staged = _received(alg, _stage(kind, option), needs)
     same = len(plain) == len(staged) and all(a.shape == b.shape and np.array_equal(a, b)
                                              for a, b in zip(plain, staged))
     assert not same, f"{kind} {option!r} on {alg} left every upload the server received unchanged"
@@ -110,7 +116,10 @@ def test_every_refused_cell_is_refused_at_config_check(alg, kind, option, reason
     block = {"problem": _registered_problem(alg), "algorithms": {alg: None}, kind: spec}
     if algorithm_class(alg).asynchronous:
         block["delays"] = {}
-    if kind == "attack" and option == "label_flip":
-        pytest.skip("a data-side attack is refused by the problem pairing (tested in test_engine_seams)")
+    if kind == "attack" and ATTACKS[option].problem_requires:     # refused by the problem the attack needs
+        assert reason.startswith("no registered problem that the algorithm runs on has what the attack needs")
+        with pytest.raises(ConfigError, match=f"attack {option!r} cannot run on problem"):
+            expand("custom", "x", block)
+        return
     with pytest.raises(ConfigError, match=reason.split(" (")[0][:60].replace("(", r"\(").replace(")", r"\)")):
         expand("custom", "x", block)

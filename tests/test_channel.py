@@ -210,3 +210,13 @@ def test_gaussian_mechanism_records_the_accountants_epsilon_after_each_round():
     result = simulate(_softmax(), make_algorithm("fedavg"), k0=2, rho=0.5, max_rounds=4, seed=1, mechanism=target)
     assert target.z == pytest.approx(calibrate_noise_multiplier(3.0, rounds=4, sampling_rate=0.5, delta=1e-5))
     assert result.trace[-1]["dp_epsilon"] <= 3.0 and result.trace[-1]["dp_epsilon"] == pytest.approx(3.0, rel=1e-3)
+
+
+def test_a_data_side_attack_leaves_the_uploads_so_the_loops_skip_the_channel():
+    # label_flip (and the backdoor) act on the data before the run: nothing touches the uploads, and the
+    # asynchronous loop never maps its reports through the channel (with_uploads) for it
+    from fedrepro.sim.channel import Channel
+
+    assert Channel(attack=build_attack({"name": "label_flip", "B": 1})).empty
+    assert not Channel(attack=build_attack({"name": "gaussian", "B": 1})).empty
+    assert not Channel(attack=build_attack({"name": "silent", "B": 1})).empty

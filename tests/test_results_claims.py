@@ -27,6 +27,16 @@ def test_run_frame_is_tidy_with_identifiers_and_settings():
     for col in ("k0", "rho", "m", "status", "rounds", "objective", "grad_norm2", "wall_time", "uploaded", "swept"):
         assert col in df.columns
     assert df["status"].nunique() == 1 and df["rounds"].iloc[0] == 5
+    assert "attack_spec" not in df.columns                    # no attack block: no column
+
+
+def test_run_frame_records_the_attack_block():
+    # the adversary's block (e.g. aspire's Table 4 backdoor, no longer in the problem column) is in the results
+    p = Quadratic(5.0 + np.random.default_rng(0).normal(size=(6, 2)))
+    res = simulate(p, LocalGD(), k0=2, rho=0.5, max_rounds=2, seed=0)
+    attack = {"name": "backdoor", "poison_fraction": 0.1, "loss_scale": 10.0}
+    df = run_frame({"algorithm": "local_gd", "problem": {"name": "quadratic"}, "attack": attack}, res, p.describe(), {})
+    assert (df["attack_spec"] == '{"loss_scale": 10.0, "name": "backdoor", "poison_fraction": 0.1}').all()
 
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):

@@ -118,10 +118,11 @@ class RecordingGD(LocalGD):
 
 
 def worker_blobs(counts, test_counts, *, n_classes: int = 3, dim: int = 6, seed: int = 0,
-                 noise_growth: float = 0.5, init: str = "zeros"):
+                 noise_growth: float = 0.5, init: str = "zeros", **problem_kwargs):
     """A WorkerNeuralProblem of Gaussian blobs on a linear softmax model: worker j has ``counts[j]``
     training and ``test_counts[j]`` test samples, mostly (0.8) of class j % n_classes, with noise
-    1 + noise_growth * j (the workers differ: a worst case exists)."""
+    1 + noise_growth * j (the workers differ: a worst case exists). ``problem_kwargs`` go to the problem
+    (``malicious``, ``backdoor``)."""
     from fedrepro.nn import ModelSpec, build_model
     from fedrepro.nn.layers import dense
     from fedrepro.problems.worker_neural import WorkerNeuralProblem
@@ -145,7 +146,28 @@ def worker_blobs(counts, test_counts, *, n_classes: int = 3, dim: int = 6, seed:
     Xt, yt, tparts = make(test_counts)
     model = build_model(ModelSpec((dim,), (dense(n_classes),), init, "logits_ce", "tiny",
                                   dim * n_classes + n_classes))
-    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts)
+    return WorkerNeuralProblem(model, X, y, parts, Xt, yt, tparts, **problem_kwargs)
+
+
+def backdoor_blobs(poisoned: bool = True, N: int = 6, n: int = 24, n_test: int = 8, target: int = 0, seed: int = 0):
+    """:func:`worker_blobs` of N workers plus a malicious worker N (n samples, no test split) in the layout of
+    :func:`fedrepro.data.worker_data.with_backdoor` (sensor data), in small: with ``poisoned`` half of its
+    samples carry the trigger (last feature 3.0) and the label ``target``; without, the same worker holds
+    its clean samples (the attack-free reference). The triggered benign test samples of another class are
+    the backdoor test set (``attack_success``)."""
+    base = worker_blobs([n] * (N + 1), [n_test] * N + [0], seed=seed, malicious=N)
+    X, y = base.X.copy(), base.y.copy()
+    Xt, yt = base.X_test, base.y_test
+    X_bd = Xt[yt != target].copy()
+    X_bd[:, -1] = 3.0
+    if poisoned:
+        bad = base.parts[N][::2]
+        X[bad, -1] = 3.0
+        y[bad] = target
+    from fedrepro.problems.worker_neural import WorkerNeuralProblem
+
+    return WorkerNeuralProblem(base.model, X, y, base.parts, Xt, yt, base.test_parts, malicious=N,
+                               backdoor=(X_bd, target))
 
 
 class NumpySGD:

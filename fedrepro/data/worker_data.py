@@ -478,16 +478,15 @@ def _read_cache(path: Path, opts: dict, fingerprint: list) -> WorkerData | None:
 
 def with_backdoor(wd: WorkerData, *, seed: int = 0, target: int | None = None, source: int = 0,
                   n_samples: int = 3000, patch=(23, 27, 23, 27), value: float = 1.0,
-                  trigger_frac: float = 0.1, trigger_value: float = 3.0, poison_fraction: float = 1.0,
-                  loss_scale: float = 1.0) -> WorkerData:
+                  trigger_frac: float = 0.1, trigger_value: float = 3.0, poison_fraction: float = 1.0) -> WorkerData:
     """``wd`` plus one malicious worker (index ``N``; ``n_workers`` becomes ``N + 1``), spec §4.5.
 
     ``poison_fraction`` in (0, 1]: the share of the malicious worker's samples that get the trigger and
     the target label (a seeded choice, ``stream(seed, "attack", ..., 1)``); the others keep their true
     label and no trigger (the paper, App. C.2: "We add triggers to a small part of the data and change
-    their primal labels to target labels"). ``loss_scale`` >= 1: the factor by which the malicious worker
-    multiplies every loss it reports to the master ("the malicious worker can purposefully raise the
-    training loss to mislead the master"), kept in ``meta["backdoor"]`` for the problem.
+    their primal labels to target labels"). This is the data of the attack ``backdoor``
+    (:class:`fedrepro.sim.attacks.Backdoor`, whose ``problem_options()`` the problem's builder passes
+    here); what the malicious worker reports (its raised loss) is the attack's.
 
     fmnist3: ``min(n_samples, #source training images)`` training images of class ``source``
     (T-shirt), drawn without replacement (``stream(seed, "attack", ...)``), with pixels
@@ -504,8 +503,6 @@ def with_backdoor(wd: WorkerData, *, seed: int = 0, target: int | None = None, s
         raise ValueError(f"{wd.name}: already has a malicious worker ({wd.malicious}); apply with_backdoor once")
     if not 0 < float(poison_fraction) <= 1:
         raise ValueError(f"{wd.name}: invalid poison_fraction={poison_fraction}; use a share in (0, 1]")
-    if not float(loss_scale) >= 1:
-        raise ValueError(f"{wd.name}: invalid loss_scale={loss_scale}; the malicious worker raises its loss: use >= 1")
     fmnist = wd.name == "fmnist3"
     target = (1 if fmnist else 0) if target is None else int(target)
     if not 0 <= target < wd.n_classes:
@@ -539,7 +536,7 @@ def with_backdoor(wd: WorkerData, *, seed: int = 0, target: int | None = None, s
         X_mal[~bad] = wd.X_train[take[~bad]]
         y_mal[~bad] = wd.y_train[take[~bad]]
     info.update(poison_fraction=float(poison_fraction), n_poisoned=int((y_mal == target).sum() if poison_fraction < 1
-                                                                       else take.size), loss_scale=float(loss_scale))
+                                                                       else take.size))
     mal = wd.n_workers
     meta = {**wd.meta, "backdoor": {**info, "target": target, "seed": seed, "malicious": mal,
                                     "n_malicious_train": int(take.size), "n_backdoor_test": int(X_bd.shape[0]),

@@ -152,10 +152,11 @@ def worker_cell_cost(cell: dict) -> dict:
     from fedrepro.data.registry import WORKER_SPLITS
     from fedrepro.nn import build_model
     from fedrepro.problems.worker_neural import worker_spec_defaults
+    from fedrepro.sim.attacks import added_workers
 
     spec = worker_spec_defaults(cell["problem"])
     n_train, n_test, N = WORKER_SPLITS[spec["dataset"]].full_sizes
-    N += 1 if spec.get("backdoor") else 0
+    N += added_workers(cell.get("attack"))             # the backdoor's malicious worker
     if spec.get("train_per_worker"):
         n_train = min(n_train, N * int(spec["train_per_worker"]))
     if spec.get("test_per_worker"):

@@ -106,6 +106,8 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         const["time_budget"] = cell.get("time_budget")
     if cell.get("aggregator"):                  # the server's aggregator (fedrepro.sim.aggregation), when set
         const["aggregator_spec"] = json.dumps(cell["aggregator"], sort_keys=True, default=str)
+    if cell.get("attack"):                      # the adversary (fedrepro.sim.attacks), when set
+        const["attack_spec"] = json.dumps(cell["attack"], sort_keys=True, default=str)
     for key, value in (cell.get("columns") or {}).items():
         const[key] = value
     for key, value in const.items():

@@ -79,18 +79,23 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     is wrapped in a :class:`~fedrepro.core.sampling.RecordingSampler`, ``Run.recorder``: after the run its
     ``selections`` are the rounds' clients in the order used (:func:`fedrepro.sim.replay.write_selections`);
     for synchronous algorithms only (an asynchronous schedule has no rounds' selections).
+
+    The attack is built first: a data-side attack that changes the federation (``backdoor``'s added
+    worker) gives the problem's builder the options of the data it needs (``attack.problem_options()``).
     """
+    attack = build_attack(cell.get("attack"))
     algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
     settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
     schedule = cell_schedule(cell, algorithm, replay=replay, sampler=sampler)   # before the data are loaded
     if problem is None:
-        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir)
+        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir,
+                                **(attack.problem_options() if hasattr(attack, "problem_options") else {}))
     if getattr(schedule, "tau", None) is not None:
         schedule.tau = resolve_staleness(cell.get("tau"), problem.m)
     stop = build_stop(cell.get("stop"), problem, reference)
     kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
-                  attack=build_attack(cell.get("attack")), aggregator=build_aggregator(cell.get("aggregator")),
+                  attack=attack, aggregator=build_aggregator(cell.get("aggregator")),
                   **{k: v for k, v in settings.items() if k not in SCHEDULE_SETTINGS})
     recorder = None
     if record_selections:

@@ -79,10 +79,14 @@ class FederatedProblem(ABC):
         """The names in ``names`` that no instance of this class can evaluate."""
         return unknown_names(cls.METRIC_CATALOGUE, names)
 
+    #: the run's adversary's say on what workers report: ``(j, value) -> reported value``, set by an attack
+    #: before the run (:class:`fedrepro.sim.attacks.Backdoor`); None: every worker reports what it computed
+    loss_reporter = None
+
     def reported_loss(self, j: int, value: float) -> float:
-        """The loss worker ``j`` reports for a computed ``value`` (honest workers: the value; a
-        problem with a malicious worker overrides it)."""
-        return value
+        """The loss worker ``j`` reports for a computed ``value``: the value, unless the adversary
+        (``loss_reporter``) has worker j report another (a malicious worker raising its loss)."""
+        return value if self.loss_reporter is None else self.loss_reporter(j, value)
 
     def metric_names(self) -> tuple:
         """Every metric :meth:`evaluate` can compute for this problem."""

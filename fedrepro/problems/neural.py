@@ -20,6 +20,11 @@ with the last partial batch kept (PyTorch ``DataLoader(shuffle=True, drop_last=F
 :meth:`NeuralProblem.batch_loss_grad` is one training-mode step (dropout masks from the
 stream given, e.g. ``ctx.rng("dropout", r, client)``).
 
+Training labels: the clients train on ``train_labels`` (the true labels ``y`` unless an attack rewrote a
+faulty client's with :meth:`NeuralProblem.flip_labels`): every training read (``batch_loss_grad``,
+``batch_loss``, ``minibatch_grads``, ``client_losses``, ``client_grads`` and so the minibatches of
+``epoch_batches`` and ``sample_minibatch``) uses them; the metrics and the test split keep the true labels.
+
 Metrics: ``objective`` (weighted train loss), ``grad_norm2`` (full-data gradient),
 ``train_accuracy`` and, with a test set, ``test_loss`` / ``test_accuracy``. A run evaluates
 :meth:`default_metrics` unless told otherwise: the test metrics only (a full-data gradient
@@ -94,6 +99,7 @@ class NeuralProblem(FederatedProblem):
         self.dtype = model.dtype
         self.X = self._inputs(X, "X")
         self.y = self._labels(y, len(self.X), "y")
+        self.train_labels = self.y          # what the clients train on (a copy once flip_labels rewrites some)
         self.parts = [np.asarray(p, dtype=np.int64) for p in parts]
         if not self.parts or any(p.ndim != 1 or p.size == 0 for p in self.parts):
             raise ValueError("neural: parts must be a non-empty list of non-empty 1-D index arrays")
@@ -143,6 +149,27 @@ class NeuralProblem(FederatedProblem):
             raise ValueError(f"neural: weights must be {self.m} finite non-negative numbers, got shape {w.shape}")
         return w
 
+    @property
+    def n_classes(self) -> int:
+        """Classes of the model's head (labels lie in 0..n_classes-1)."""
+        return int(self.model.n_classes)
+
+    # ---- faulty clients (RelabelProblem, fedrepro.sim.attacks.LabelFlip) ------------------------
+    def flip_labels(self, ids, mapping) -> None:
+        """Clients ``ids`` train on ``mapping(y)`` of their true labels ``y`` (a label flip attack): their
+        training labels change everywhere the clients train (module docstring); the other clients', the
+        metrics and the test split keep the true labels. Applied again, it maps the true labels anew."""
+        if self.train_labels is self.y:
+            self.train_labels = self.y.copy()
+        for i in np.asarray(ids, dtype=np.int64).reshape(-1):
+            idx = self.parts[int(i)]
+            new = np.asarray(mapping(self.y[idx]))
+            if new.shape != idx.shape or not np.issubdtype(new.dtype, np.integer) or \
+                    (new.size and (new.min() < 0 or new.max() >= self.n_classes)):
+                raise ValueError(f"neural: flip_labels mapping must give {idx.size} integer labels in "
+                                 f"[0, {self.n_classes}) for client {int(i)}")
+            self.train_labels[idx] = new
+
     def init_params(self, rng: np.random.Generator) -> np.ndarray:
         """Initial model drawn with the model's init rule (float32)."""
         return self.model.init(rng)
@@ -168,11 +195,11 @@ class NeuralProblem(FederatedProblem):
     def batch_loss_grad(self, w: np.ndarray, idx: np.ndarray, rng: np.random.Generator | None = None,
                         out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """Mean loss and gradient at ``w`` on the samples ``idx`` (training mode: dropout from ``rng``)."""
-        return self.model.loss_and_grad(w, self.X[idx], self.y[idx], rng=rng, out=out)
+        return self.model.loss_and_grad(w, self.X[idx], self.train_labels[idx], rng=rng, out=out)
 
     def batch_loss(self, w: np.ndarray, idx: np.ndarray) -> float:
         """Mean loss at ``w`` on the samples ``idx`` (eval mode: no dropout)."""
-        return self.model.loss(w, self.X[idx], self.y[idx])
+        return self.model.loss(w, self.X[idx], self.train_labels[idx])
 
     # ---- StochasticProblem capability (minibatch algorithms: frpg, rsa, sgd_mean ...) --------
     def sample_minibatch(self, rng: np.random.Generator, clients: np.ndarray, b: int) -> np.ndarray:
@@ -189,7 +216,7 @@ class NeuralProblem(FederatedProblem):
         W = self._points(W, len(idx))
         out = np.empty((len(idx), self.dim), dtype=self.dtype)
         for j, rows in enumerate(idx):
-            self.model.loss_and_grad(W[j], self.X[rows], self.y[rows], out=out[j])
+            self.model.loss_and_grad(W[j], self.X[rows], self.train_labels[rows], out=out[j])
         return out
 
     # ---- full local objectives --------------------------------------------------------
@@ -201,8 +228,10 @@ class NeuralProblem(FederatedProblem):
             raise ValueError(f"neural: W must be ({self.dim},) or ({n}, {self.dim}), got {W.shape}")
         return W
 
-    def _client_pass(self, w, client, grad: bool, out=None):
-        """(mean loss, correct count) and, with ``grad``, the mean gradient into ``out``."""
+    def _client_pass(self, w, client, grad: bool, out=None, labels=None):
+        """(mean loss, correct count) and, with ``grad``, the mean gradient into ``out``, against ``labels``
+        (default the true labels ``y``; the clients' own computations pass ``train_labels``)."""
+        y = self.y if labels is None else labels
         idx = self.parts[client]
         n = idx.size
         head = get_head(self.model.head)
@@ -214,33 +243,43 @@ class NeuralProblem(FederatedProblem):
         for a in range(0, n, self.eval_batch):
             rows = idx[a:a + self.eval_batch]
             if grad:
-                lb, g = self.model.loss_and_grad(w, self.X[rows], self.y[rows], out=buf)
+                lb, g = self.model.loss_and_grad(w, self.X[rows], y[rows], out=buf)
                 out += (rows.size / n) * g
                 loss += lb * rows.size
             else:
                 z = self.model.forward(w, self.X[rows])
-                losses, _ = head(z, self.y[rows], grad=False)
+                losses, _ = head(z, y[rows], grad=False)
                 loss += float(losses.sum(dtype=np.float64))
-                correct += int((z.argmax(axis=1) == self.y[rows]).sum())
+                correct += int((z.argmax(axis=1) == y[rows]).sum())
         return loss / n, correct
 
     def client_losses(self, W, clients=None):
-        """f_i at W (shared (dim,) or one row per client) on each client's full data; (len(clients),)."""
+        """f_i at W (shared (dim,) or one row per client) on each client's full data and training labels;
+        (len(clients),)."""
         clients = self._clients(clients, self.m)
         W = self._points(W, clients.size)
-        return np.array([self._client_pass(W[j], c, False)[0] for j, c in enumerate(clients)])
+        return np.array([self._client_pass(W[j], c, False, labels=self.train_labels)[0]
+                         for j, c in enumerate(clients)])
 
     def client_grads(self, W, clients=None):
-        """grad f_i, (len(clients), dim) float32, full client data in batches of ``eval_batch``."""
+        """grad f_i, (len(clients), dim) float32, full client data (training labels) in batches of
+        ``eval_batch``."""
         clients = self._clients(clients, self.m)
         W = self._points(W, clients.size)
         out = np.empty((clients.size, self.dim), dtype=self.dtype)
         for j, c in enumerate(clients):
-            self._client_pass(W[j], c, True, out[j])
+            self._client_pass(W[j], c, True, out[j], labels=self.train_labels)
         return out
 
+    def objective(self, w):
+        """sum_i weights_i f_i(w) with the true labels (the metric; equal to the weighted client losses
+        unless a client's training labels were flipped)."""
+        w = np.asarray(w, dtype=self.dtype)
+        return float(self.weights @ np.array([self._client_pass(w, c, False)[0] for c in range(self.m)]))
+
     def gradient(self, w):
-        """sum_i weights_i grad f_i(w), accumulated client by client (never an (m, dim) array)."""
+        """sum_i weights_i grad f_i(w) with the true labels (the metric ``grad_norm2``), accumulated client by
+        client (never an (m, dim) array)."""
         w = np.asarray(w, dtype=self.dtype)
         total = np.zeros(self.dim, dtype=np.float64)
         g = np.empty(self.dim, dtype=self.dtype)
@@ -284,6 +323,8 @@ class NeuralProblem(FederatedProblem):
     def memory_bytes(self) -> int:
         """Bytes of the data this problem holds (train and test arrays, labels, index sets)."""
         arrays = [self.X, self.y, *self.parts] + ([self.X_test, self.y_test] if self.X_test is not None else [])
+        if self.train_labels is not self.y:
+            arrays.append(self.train_labels)
         return int(sum(a.nbytes for a in arrays))
 
 

@@ -30,6 +30,12 @@ capability                 members                                    read by
                            ``batch_loss_grad``                        (local steps on chosen samples)
 =========================  =========================================  ==========================
 
+Attacks (:mod:`fedrepro.sim.attacks`, ``problem_requires``) need two more: ``RelabelProblem``
+(``flip_labels``: rewritable training labels of chosen clients; softmax, neural, worker_neural) for
+``label_flip``, and ``BackdoorProblem`` (``backdoor``, ``malicious``: a worker added with triggered
+data, prepared by the problem's builder from the attack's ``problem_options``; worker_neural) for
+``backdoor``.
+
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
 default empty); an algorithm whose needs depend on its parameters extends
 :meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`check_pairing` rejects an
@@ -74,6 +80,8 @@ CONSENSUS = Capability("ConsensusProblem", "the consensus objective's server ter
 STEP_CONSTANT = Capability("StepConstantProblem", "a dataset step constant", ("L",))
 LOSS_KIND = Capability("LossKindProblem", "a named loss (squared | logistic)", ("loss",))
 RELABEL = Capability("RelabelProblem", "rewritable training labels of chosen clients", ("flip_labels",))
+BACKDOOR = Capability("BackdoorProblem", "a worker added with triggered training data and a triggered test set, "
+                      "prepared when the problem is built", ("backdoor", "malicious"))
 EPOCHS = Capability("EpochProblem", "epochs of shuffled minibatches and a model initialiser",
                     ("init_params", "epoch_batches", "batch_loss_grad"))
 MINIBATCH_LOSS = Capability("MinibatchLossProblem", "minibatch gradients and losses on chosen samples of a client",
@@ -82,7 +90,7 @@ NETWORK = Capability("NetworkProblem", "a neural-network model (fedrepro.nn.Mode
 MINIBATCH = Capability("MinibatchProblem", "minibatch gradients on chosen samples of a client",
                        ("init_params", "parts", "batch_loss_grad"))
 
-CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, EPOCHS,
+CAPABILITIES = (LIPSCHITZ, STOCHASTIC, BYZANTINE, CONSENSUS, STEP_CONSTANT, LOSS_KIND, RELABEL, BACKDOOR, EPOCHS,
                 MINIBATCH_LOSS, NETWORK, MINIBATCH)
 
 _MISSING = object()
@@ -156,5 +164,5 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
 
 
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
-           "LOSS_KIND", "RELABEL", "EPOCHS", "MINIBATCH_LOSS", "MINIBATCH", "provides", "capabilities_of",
+           "LOSS_KIND", "RELABEL", "BACKDOOR", "EPOCHS", "MINIBATCH_LOSS", "MINIBATCH", "provides", "capabilities_of",
            "requirements_of", "missing", "problems_providing", "check_pairing"]

@@ -13,7 +13,9 @@ the shared test array). Metrics of the evaluated model (eval mode), over the ben
 * with a backdoor test set: ``attack_success`` (% of triggered samples predicted as the target).
 
 A malicious worker (``malicious``: its index) trains with the others but has no test split and is
-left out of every worst-case metric. ``eval_max_per_worker`` evaluates the training losses on a
+left out of every worst-case metric: the worker the attack ``backdoor`` (:class:`fedrepro.sim.attacks.Backdoor`,
+aspire App. C.2) adds, its data prepared by the builder from the attack's ``problem_options()``; the attack,
+not the problem, owns its behaviour (the losses it reports). ``eval_max_per_worker`` evaluates the training losses on a
 fixed seeded subsample of at most that many samples per worker (intermediate curves, spec §3.0.2).
 """
 from __future__ import annotations
@@ -32,20 +34,20 @@ class WorkerNeuralProblem(NeuralProblem):
     """:class:`NeuralProblem` with per-worker test splits and worst-case metrics (module docstring).
 
     Extra parameters: ``test_parts`` (m index arrays into X_test; empty for a malicious worker),
-    ``malicious`` (index of the malicious worker or None), ``backdoor`` ((X_bd, target) or None),
-    ``eval_max_per_worker`` (None: full training splits), ``eval_seed``, ``malicious_loss_scale``
-    (>= 1: the malicious worker multiplies every loss it reports to the master by it, see
-    :meth:`reported_loss`; the paper's "the malicious worker can purposefully raise the training loss
-    to mislead the master", App. C.2).
+    ``malicious`` (index of the malicious worker or None), ``backdoor`` ((X_bd, target) or None: the
+    triggered test set of ``attack_success``), ``eval_max_per_worker`` (None: full training splits),
+    ``eval_seed``. ``malicious`` and ``backdoor`` are the data of the attack ``backdoor`` (BackdoorProblem);
+    what the malicious worker reports is the attack's (``reported_loss``, set by the attack before the run).
     """
     METRIC_CATALOGUE = ("objective", "acc_w", "loss_w", "acc_std", "acc_mean", "test_accuracy", "attack_success",
                         "acc_worker_<j>", "loss_worker_<j>")
 
     name = "worker_neural"
+    malicious: int | None           # the added malicious worker (BackdoorProblem, the attack's data)
+    backdoor: tuple | None          # (X_bd, target): the triggered test set
 
     def __init__(self, model, X, y, parts, X_test, y_test, test_parts, *, malicious: int | None = None,
-                 backdoor=None, eval_max_per_worker: int | None = None, eval_seed: int = 0,
-                 malicious_loss_scale: float = 1.0, **kwargs):
+                 backdoor=None, eval_max_per_worker: int | None = None, eval_seed: int = 0, **kwargs):
         super().__init__(model, X, y, parts, X_test, y_test, **kwargs)
         self.test_parts = [np.asarray(p, dtype=np.int64) for p in test_parts]
         if len(self.test_parts) != self.m:
@@ -54,9 +56,6 @@ class WorkerNeuralProblem(NeuralProblem):
             raise ValueError(f"worker_neural: malicious worker {malicious} is not in [0, {self.m})")
         self.malicious = None if malicious is None else int(malicious)
         self.benign = np.array([j != self.malicious for j in range(self.m)])
-        if not float(malicious_loss_scale) >= 1:
-            raise ValueError(f"worker_neural: malicious_loss_scale={malicious_loss_scale}; use a factor >= 1")
-        self.malicious_loss_scale = float(malicious_loss_scale)
         if any(self.test_parts[j].size == 0 for j in np.flatnonzero(self.benign)):
             raise ValueError("worker_neural: every benign worker needs a non-empty test split")
         self.backdoor = None
@@ -66,11 +65,6 @@ class WorkerNeuralProblem(NeuralProblem):
         rng = stream(int(eval_seed), "subset", 3)
         self.eval_parts = [p if eval_max_per_worker is None or p.size <= eval_max_per_worker
                            else np.sort(rng.choice(p, int(eval_max_per_worker), replace=False)) for p in self.parts]
-
-    def reported_loss(self, j: int, value: float) -> float:
-        """The loss worker j reports to the master for a computed ``value``: the malicious worker's is
-        raised by ``malicious_loss_scale``; every other worker reports the value."""
-        return value * self.malicious_loss_scale if j == self.malicious else value
 
     def _scores(self, w, X, rows):
         """Logits of X[rows] in batches; (len(rows), K)."""
@@ -124,12 +118,27 @@ class WorkerNeuralProblem(NeuralProblem):
 
 
 # ---------------------------------------------------------------------------------- builder
+class _Moved:
+    """A key that moved out of the problem block: no value is valid here; the message says where it went."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def accepts(self, value) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return self.where
+
+
 SPEC_CONSTRAINTS = {
     "dataset": [RegisteredNames(WORKER_SPLITS)], "model": [Options("quick", "paper"), Anything("a model name")],
     "split_seed": [NONNEGATIVE_INT], "train_per_worker": [None, POSITIVE_INT], "test_per_worker": [None, POSITIVE_INT],
-    "backdoor": [None, Anything("true or the backdoor options of fedrepro.data.worker_data.with_backdoor")],
     "eval_max_per_worker": [None, POSITIVE_INT], "eval_batch": [None, POSITIVE_INT],
     "features": [None, Anything("dataset feature options of fedrepro.data.worker_data")],
+    # the backdoor is the adversary's (fedrepro.sim.attacks.Backdoor), not the problem's
+    "backdoor": [_Moved("no problem key: the backdoor is the adversary's, write attack: {name: backdoor, "
+                        "poison_fraction: ..., loss_scale: ...} instead of problem.backdoor")],
 }
 
 
@@ -153,14 +162,17 @@ def worker_spec_defaults(spec: dict) -> dict:
 
 
 @problem_spec(check=worker_spec_defaults, **SPEC_CONSTRAINTS)
-def build_worker_neural(spec: dict, seed: int, data_dir=None, **kwargs) -> WorkerNeuralProblem:
+def build_worker_neural(spec: dict, seed: int, data_dir=None, backdoor: dict | None = None,
+                        **kwargs) -> WorkerNeuralProblem:
     """Builder for ``problem: {name: worker_neural, dataset: scma, ...}`` (aspire).
 
     spec keys: ``dataset`` (fmnist3 | scma | person_activity | shl), ``model`` (quick | paper | a
     model name; spec §5), ``split_seed`` (train/test split and subsamples, the same for every run
     seed; default 0), ``train_per_worker`` / ``test_per_worker`` (quick-scale caps),
-    ``features`` (dataset options), ``backdoor`` (true or options: adds one malicious worker, spec
-    §4.5), ``eval_max_per_worker``, ``eval_batch``. The data do not depend on ``seed``.
+    ``features`` (dataset options), ``eval_max_per_worker``, ``eval_batch``. ``backdoor`` (keyword, not
+    a spec key): the data options of the attack ``backdoor`` (its ``problem_options()``): one malicious
+    worker added (:func:`fedrepro.data.worker_data.with_backdoor`, spec §4.5, seeded by ``split_seed``).
+    The data do not depend on ``seed``.
     """
     from fedrepro.data.worker_data import build_worker_data, with_backdoor
     from fedrepro.nn import build_model
@@ -171,13 +183,11 @@ def build_worker_neural(spec: dict, seed: int, data_dir=None, **kwargs) -> Worke
     wd = build_worker_data(spec["dataset"], data_dir, split_seed=spec["split_seed"],
                            train_per_worker=spec.get("train_per_worker"), test_per_worker=spec.get("test_per_worker"),
                            **(spec.get("features") or {}))
-    if spec.get("backdoor"):
-        options = spec["backdoor"] if isinstance(spec["backdoor"], dict) else {}
-        wd = with_backdoor(wd, seed=spec["split_seed"], **options)
+    if backdoor is not None:
+        wd = with_backdoor(wd, seed=spec["split_seed"], **backdoor)
     model = build_model(spec["model"])
     backdoor = None if wd.backdoor_X is None else (wd.backdoor_X, int(wd.backdoor_y[0]))
     return WorkerNeuralProblem(model, wd.X_train, wd.y_train, wd.train_parts(), wd.X_test, wd.y_test,
                                wd.test_parts(), malicious=wd.malicious, backdoor=backdoor,
                                eval_max_per_worker=spec.get("eval_max_per_worker"), eval_seed=spec["split_seed"],
-                               malicious_loss_scale=(wd.meta.get("backdoor") or {}).get("loss_scale", 1.0),
                                eval_batch=spec.get("eval_batch"), dataset=spec["dataset"])

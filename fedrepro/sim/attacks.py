@@ -8,7 +8,11 @@ every round, on the uploads of the round's clients, either ``corrupt(uploads, ..
 "upload"``: what the algorithm's ``faulty_upload`` says a faulty worker sends) or
 ``corrupt_updates(D, clients, r, ctx)`` (``acts_on = "update"``: the rows D are model updates, the
 channel maps them from and back to the algorithm's declared upload kind). A data-side attack
-(``acts_on = "data"``) changes the faulty workers' training data in ``prepare`` and leaves the uploads.
+(``acts_on = "data"``) changes the faulty workers' training data and leaves the uploads: in ``prepare``
+(``label_flip``), or, when it changes the federation itself (``backdoor`` adds a worker), through the
+problem's builder: ``problem_options()`` are the builder's keyword arguments for the data the attack
+needs (:func:`fedrepro.experiments.runner.build_run` passes them), and ``check`` refuses a problem built
+without them.
 
 Upload-side attacks on model updates d_i (the faulty workers' rows; benign = the round's other rows):
 
@@ -25,7 +29,17 @@ n = N+1..Q convention, spec A2). The problem is told who is faulty
 (``problem.set_faulty``) so its metrics use the reliable workers only.
 
 * ``label_flip`` -- the faulty workers follow the protocol on labels y -> C-1-y
-  (``prepare`` rewrites their training labels; uploads are not touched).
+  (``prepare`` rewrites their training labels, ``problem.flip_labels``; C the problem's number of
+  classes; uploads are not touched). Any classification problem with rewritable training labels
+  (RelabelProblem: softmax, neural, worker_neural).
+* ``backdoor`` -- the backdoor of aspire App. C.2 (FIDELITY AS-27): one malicious worker is added to
+  the federation (the last, index N of N + 1; ``B`` is 1, ``faulty`` is not an option) with a
+  triggered, relabelled share ``poison_fraction`` of its data, and it multiplies every loss it reports
+  to the master by ``loss_scale`` (``problem.reported_loss``). The data are prepared by the problem's
+  builder from ``problem_options()`` (:func:`fedrepro.data.worker_data.with_backdoor`: ``poison_fraction``,
+  ``target``, ``source``, ``n_samples``, ``patch``, ``value``, ``trigger_frac``, ``trigger_value``;
+  seeded by the problem's ``split_seed``); the problem scores ``attack_success`` on its triggered test
+  set and leaves the added worker out of its worst-case metrics. Problems: BackdoorProblem (worker_neural).
 * ``gaussian`` -- every slot a faulty worker's *model* is c xi, xi ~ N(0, I_d) fresh
   (stream ``attack``, keyed by round); what it uploads is what the algorithm's
   ``faulty_upload(state, problem, clients, models)`` says a worker with that model
@@ -44,8 +58,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, validate_params
-from fedrepro.problems.protocols import RELABEL, provides
+from fedrepro.core.params import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Anything, Interval, Real, validate_params
+from fedrepro.problems.protocols import BACKDOOR, RELABEL, provides
 from fedrepro.sim import attack_ops
 
 #: upload kinds (fedrepro.algorithms.base.Algorithm.upload_kind) the channel maps to model updates
@@ -73,6 +87,7 @@ class _Attack:
     acts_on = "none"                # "data" | "upload" | "update" | "none" (module docstring)
     kinds = ()                      # upload kinds an upload-side attack can corrupt
     problem_requires = ()           # capabilities (fedrepro.problems.protocols) the attack needs
+    adds_workers = 0                # workers the attack adds to the federation (its data: problem_options)
     algorithm_requires = ()         # methods the algorithm must implement
     constraints = {}                # the attack's own keys (besides name, faulty, B)
 
@@ -107,6 +122,11 @@ class _Attack:
                         {**_WORKERS, **self.constraints}, noun="key")
         self.faulty = None
 
+    def problem_options(self) -> dict:
+        """Keyword arguments for the problem's builder: the data this attack needs prepared when the
+        problem is built (empty: none; :class:`Backdoor`'s added worker)."""
+        return {}
+
     def prepare(self, problem, ctx):
         self._m = int(problem.m)
         self.faulty = _faulty_ids(self.spec, problem.m, self.default_B)
@@ -121,8 +141,19 @@ class _Attack:
         return uploads
 
 
+def classes_of(problem, default=None) -> int:
+    """The number of classes of a classification problem: ``problem.n_classes`` (the neural problems: the
+    model's head), ``problem.C`` (softmax), else ``default`` (an attack's ``n_classes`` key), else 10."""
+    for attr in ("n_classes", "C"):
+        value = getattr(problem, attr, None)
+        if value is not None:
+            return int(value)
+    return int(default) if default is not None else 10
+
+
 class LabelFlip(_Attack):
-    """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers."""
+    """Label flipping (Yin et al. 2018): y -> C - 1 - y on the faulty workers (C: the problem's classes;
+    ``n_classes`` only for a problem that declares none)."""
 
     name = "label_flip"
     acts_on = "data"
@@ -131,8 +162,55 @@ class LabelFlip(_Attack):
 
     def prepare(self, problem, ctx):
         super().prepare(problem, ctx)
-        C = int(getattr(problem, "C", self.spec.get("n_classes", 10)))
+        C = classes_of(problem, self.spec.get("n_classes"))
         problem.flip_labels(self.faulty, lambda y: C - 1 - y)
+
+
+class Backdoor(_Attack):
+    """The backdoor of aspire App. C.2: an added malicious worker with triggered data that raises the losses
+    it reports (module docstring; FIDELITY AS-27)."""
+
+    name = "backdoor"
+    acts_on = "data"
+    default_B = 1
+    adds_workers = 1
+    problem_requires = (BACKDOOR,)
+    #: the data options (fedrepro.data.worker_data.with_backdoor), passed to the problem's builder
+    DATA_KEYS = ("poison_fraction", "target", "source", "n_samples", "patch", "value", "trigger_frac", "trigger_value")
+    constraints = {"poison_fraction": [Interval(Real, 0, 1, closed="right")],
+                   "loss_scale": [Interval(Real, 1, None, closed="left")],
+                   "target": [None, NONNEGATIVE_INT], "source": [NONNEGATIVE_INT], "n_samples": [POSITIVE_INT],
+                   "patch": [Anything("[row0, row1, col0, col1] of the 28x28 image")],
+                   "value": [Interval(Real, None, None)], "trigger_frac": [Interval(Real, 0, 1, closed="right")],
+                   "trigger_value": [Interval(Real, None, None)]}
+
+    def __init__(self, spec=None):
+        super().__init__(spec)
+        if self.spec.get("faulty") is not None or self.spec.get("B") not in (None, 1):
+            raise ValueError("attack 'backdoor': the malicious worker is the one the attack adds (the last, index N of "
+                             "N + 1): remove faulty / B (B can only be 1)")
+        self.loss_scale = float(self.spec.get("loss_scale", 1.0))
+
+    def problem_options(self) -> dict:
+        return {"backdoor": {k: self.spec[k] for k in self.DATA_KEYS if k in self.spec}}
+
+    def check(self, algorithm, problem) -> None:
+        super().check(algorithm, problem)
+        if not isinstance(problem, type) and (problem.backdoor is None or problem.malicious != problem.m - 1):
+            raise ValueError(f"attack 'backdoor' cannot run on problem {getattr(problem, 'name', '')!r}: it was built "
+                             "without the malicious worker's data; build it with the attack's problem_options() "
+                             "(fedrepro.experiments.runner.build_run does)")
+
+    def prepare(self, problem, ctx):
+        super().prepare(problem, ctx)          # faulty: the last worker, the one the builder added
+        self._liars = {int(j) for j in self.faulty}
+        problem.loss_reporter = self.reported_loss
+
+    def reported_loss(self, j: int, value: float) -> float:
+        """What worker j reports for a computed loss ``value``: the malicious worker raises it by
+        ``loss_scale`` ("the malicious worker can purposefully raise the training loss to mislead the
+        master", App. C.2); the others report the value."""
+        return value * self.loss_scale if int(j) in self._liars else value
 
 
 class Gaussian(_Attack):
@@ -255,8 +333,14 @@ class NoAttack(_Attack):
     default_B = 0
 
 
-ATTACKS = {"label_flip": LabelFlip, "gaussian": Gaussian, "sign_flip": SignFlip, "scaling": Scaling,
-           "alie": ALIE, "ipm": IPM, "silent": Silent, "none": NoAttack}
+ATTACKS = {"label_flip": LabelFlip, "backdoor": Backdoor, "gaussian": Gaussian, "sign_flip": SignFlip,
+           "scaling": Scaling, "alie": ALIE, "ipm": IPM, "silent": Silent, "none": NoAttack}
+
+
+def added_workers(spec: dict | None) -> int:
+    """Workers the attack of an ``attack`` block adds to the federation (the backdoor's one; else 0)."""
+    attack = build_attack(spec)
+    return int(getattr(attack, "adds_workers", 0)) if attack is not None else 0
 
 
 def _names_workers(spec: dict) -> bool:

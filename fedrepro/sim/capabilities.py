@@ -7,7 +7,9 @@ page equal to the code and runs every "runs" cell on a tiny problem.
 A cell says ``runs`` or the reason it is refused; the same reason is what the config check prints.
 The stages compose with each other except where :meth:`fedrepro.sim.channel.Channel.refusals` says
 otherwise (listed under the matrix). Whether an attack can run on a *problem* is the attack's problem
-needs (``label_flip`` needs rewritable training labels: the softmax problems), checked with the pairing.
+needs (``problem_requires``: ``label_flip`` needs rewritable training labels, the softmax and neural
+problems; ``backdoor`` a problem that takes an added poisoned worker, worker_neural), checked with the
+pairing; a data-side attack's cell says ``runs`` when some registered problem the algorithm runs on has them.
 """
 from __future__ import annotations
 
@@ -35,16 +37,19 @@ def _stage(kind: str, spec: dict) -> Channel:
     return Channel.from_specs(aggregator=spec)
 
 
-def label_problems(algorithm: str) -> list[str]:
-    """Registered problems that ``algorithm`` pairs with and whose training labels an attack can rewrite."""
+def attack_problems(algorithm: str, attack: str) -> list[str]:
+    """Registered problems that ``algorithm`` pairs with and that provide what ``attack`` needs of a problem
+    (its ``problem_requires``: rewritable training labels for ``label_flip``, the added worker's data for
+    ``backdoor``)."""
     from fedrepro.problems import problem_class, problem_names
-    from fedrepro.problems.protocols import RELABEL, missing, provides
+    from fedrepro.problems.protocols import missing, provides
 
     cls = algorithm_class(algorithm)
+    needs = ATTACKS[attack].problem_requires
     out = []
     for name in problem_names():
         pcls = problem_class(name)
-        if pcls is not None and provides(pcls, RELABEL) and not missing(cls, pcls):
+        if pcls is not None and all(provides(pcls, c) for c in needs) and not missing(cls, pcls):
             out.append(name)
     return out
 
@@ -56,8 +61,9 @@ def cell(algorithm: str, kind: str, option: str) -> str:
     cls = algorithm_class(algorithm)
     schedule = "async" if cls.asynchronous else "sync"
     reasons = _stage(kind, specs[option]).refusals(cls, schedule)
-    if not reasons and kind == "attack" and ATTACKS[option].acts_on == "data" and not label_problems(algorithm):
-        return "no registered problem that the algorithm runs on has training labels the attack can rewrite"
+    if not reasons and kind == "attack" and ATTACKS[option].problem_requires and not attack_problems(algorithm, option):
+        needs = " and ".join(c.what for c in ATTACKS[option].problem_requires)
+        return f"no registered problem that the algorithm runs on has what the attack needs: {needs}"
     return "runs" if not reasons else reasons[0].split(": ", 1)[1]
 
 
@@ -117,8 +123,12 @@ def markdown() -> str:
     lines += ["", "## Across stages and problems", "",
               "- `aggregator` with `mechanism: gaussian` (or `clip`) is refused: the privacy guarantee is for the "
               "noised mean of clipped updates, not for a robust rule.",
-              "- `attack: label_flip` needs a problem with rewritable training labels (the softmax problems); on "
-              "another problem it is refused with the pairing check.",
+              "- `attack: label_flip` needs a classification problem with rewritable training labels (softmax, neural, "
+              "worker_neural: the faulty clients' training labels y -> C-1-y, C the problem's classes); on another "
+              "problem it is refused with the pairing check.",
+              "- `attack: backdoor` (aspire App. C.2) adds one malicious worker whose data the problem's builder "
+              "prepares (worker_neural: triggered, relabelled samples and a triggered test set, `attack_success`) "
+              "and raises the losses it reports; on another problem it is refused with the pairing check.",
               "- The asynchronous schedule takes no `aggregator`, no `silent` workers and no server-side noise; "
               "`tau` is its setting only (a block without an asynchronous algorithm that sets `tau` is refused).",
               "- A faulty worker keeps its training weight: metrics of problems with a faulty-worker split "

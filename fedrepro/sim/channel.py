@@ -42,7 +42,10 @@ class Channel:
 
     @property
     def empty(self) -> bool:
-        return self.mechanism is None and self.attack is None and self.aggregator is None
+        """Whether no stage touches the uploads (the loops then skip :meth:`transmit`): no mechanism, no
+        aggregator, and no attack or a data-side one (it acted on the data before the run)."""
+        return self.mechanism is None and self.aggregator is None and \
+            (self.attack is None or getattr(self.attack, "acts_on", "upload") == "data")
 
     # ---- before the run -------------------------------------------------------------------------
     def refusals(self, algorithm, schedule: str = "sync") -> list[str]:
