@@ -277,6 +277,16 @@ def test_compare_results_ignores_timing_and_finds_changes(tmp_path):
     changed.to_parquet(tmp_path / "new" / "p" / "e.parquet")
     assert mod.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     assert mod.main([str(tmp_path / "old"), str(tmp_path / "new"), "--rtol", "1e-10"]) == 0
+    # a renamed cell (same run, new id): only-old / only-new rows unless the rename is given
+    renamed = df.assign(cell=df["cell"] + "x", problem="moved")
+    renamed.to_parquet(tmp_path / "new" / "p" / "e.parquet")
+    assert mod.main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    tsv = tmp_path / "renames.tsv"
+    pd.DataFrame({"old_cell": df["cell"].unique(), "new_cell": df["cell"].unique() + "x"}).to_csv(tsv, sep="\t",
+                                                                                                   index=False)
+    args = [str(tmp_path / "old"), str(tmp_path / "new"), "--renames", str(tsv)]
+    assert mod.main(args) == (1 if "problem" in df.columns else 0)
+    assert mod.main(args + ["--ignore", "problem"]) == 0
 
 
 def test_markdown_rows_keep_their_cells_when_values_contain_a_pipe():
