@@ -305,3 +305,25 @@ def test_provenance_lists_python_and_every_library_version():
     assert prov["python"].count(".") == 2 and prov["cells"] == 3
     assert all(prov[name] and prov[name] != "not installed" for name in PROVENANCE_LIBRARIES)
 
+
+
+def test_readme_status_block_is_a_well_formed_verdict_table():
+    # the block is generated (fedrepro.claims.status); a hand edit that breaks it fails here (issue #42)
+    from pathlib import Path
+
+    from fedrepro.claims import STATUS_COLUMNS
+    from fedrepro.claims.status import BEGIN, END
+    from fedrepro.experiments.cells import PAPERS
+
+    text = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
+    block = text[text.index(BEGIN) + len(BEGIN):text.index(END)]
+    rows = [ln for ln in block.splitlines() if ln.startswith("|")]
+    header = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert header == STATUS_COLUMNS
+    body = [[c.strip() for c in r.strip("|").split("|")] for r in rows[2:]]
+    assert sorted(r[0] for r in body) == sorted(p for p in PAPERS if p != "custom")
+    for r in body:
+        assert len(r) == len(STATUS_COLUMNS), r
+        counts = dict(zip(STATUS_COLUMNS[1:], map(int, r[1:])))     # every count an integer
+        assert counts["holds"] + counts["fails"] + counts["undecided"] + counts["unavailable"] == counts["statements"], r
+        assert counts["revised after a verdict"] <= counts["statements"], r
