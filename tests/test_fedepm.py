@@ -534,16 +534,16 @@ def test_fitted_ratio_and_its_bounds():
     assert _fitted_ratio(k, 10 * 0.5 ** ((k - 4) / 16), capped=[False, False, False, False, True])[1:] == (True, False)
 
 
-def test_cr_trend_in_k0_uses_the_whole_grid():
+def test_cr_falls_from_the_smallest_to_the_largest_k0_per_trial():
     assert _judge("fig3_cr_falls_with_k0", _fig3(_smooth))[0] == "holds"
-    # FedEPM at m = 100 flat beyond k0 = 12 (as measured): still a falling trend over the grid
+    # FedEPM at m = 100 flat beyond k0 = 12 (as measured): CR(20) still below CR(4)
     flat = lambda a, m, k0, i: 10 + (i % 3) if (a, m) == ("fedepm", 100) and k0 >= 12 else _smooth(a, m, k0, i)  # noqa: E731
     assert _judge("fig3_cr_falls_with_k0", _fig3(flat))[0] == "holds"
     # SFedAvg at m = 50 rising with k0 in every trial: fails
     rise = lambda a, m, k0, i: 50 + k0 + (i % 3) if (a, m) == ("sfedavg", 50) else _smooth(a, m, k0, i)  # noqa: E731
     verdict, _, why = _judge("fig3_cr_falls_with_k0", _fig3(rise))
     assert verdict == "fails" and "SFedAvg m=50" in why
-    # flat everywhere for one algorithm: the fitted ratio is 1, not below it
+    # flat everywhere for one algorithm: the ratio CR(20)/CR(4) is 1, not below it
     level = lambda a, m, k0, i: 30 + (i % 3) if a == "sfedprox" else _smooth(a, m, k0, i)  # noqa: E731
     assert _judge("fig3_cr_falls_with_k0", _fig3(level))[0] == "fails"
 
