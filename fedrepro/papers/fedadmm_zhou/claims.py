@@ -337,10 +337,11 @@ PAPER_STEP_MIN = 2.0 ** -7     # smallest step constant of the paper-scale grid 
 
 def reach_states(frames, chosen, summary, rel=2e-4):
     """Per baseline run of ``chosen`` (summary rows): True (reached FedADMM's objective), False
-    (diverged, or capped after stalling — its gap f - (f_A + rel (1 + |f_A|)) shrank by less than
-    STALL_PROGRESS over the second half of its rounds — although the grid of ``summary`` went down
-    to the paper's smallest step), or None (capped while still converging, or stalled on a grid
-    coarser than the paper's: a smaller step may reach the target, spec 7.C X1)."""
+    (diverged, or capped after stalling: its gap f - (f_A + rel (1 + |f_A|)) shrank by less than
+    STALL_PROGRESS over the second half of its rounds), or None (capped while still converging: it may
+    "eventually" reach). A stalled run counts against the claim whatever the step grid (the reading
+    registered on 2026-11-24 in 1076f1b; the exception for grids coarser than the paper's, added after
+    the fail, is withdrawn: see the claim's revisions); the note names the grid's smallest step."""
     out = []
     fa = chosen[chosen["algorithm"] == "fedadmm"].set_index(["instance", "k0"])["objective"]
     for r in chosen[chosen["algorithm"] != "fedadmm"].itertuples():
@@ -356,11 +357,8 @@ def reach_states(frames, chosen, summary, rel=2e-4):
             state = None
             if gap_end > (1 - STALL_PROGRESS) * gap_mid:
                 grid_min = float(summary.loc[summary["algorithm"] == r.algorithm, "step_c"].min())
-                if grid_min <= PAPER_STEP_MIN * (1 + 1e-9):
-                    state, note = False, note + ", stalled"
-                else:
-                    note += (f", stalled at c = {r.step_c:g}; the grid here stops at c = {grid_min:g} "
-                             f"(paper: {PAPER_STEP_MIN:g})")
+                state, note = False, note + (f", stalled at c = {r.step_c:g} (the grid here stops at c = {grid_min:g}; "
+                                             f"paper: {PAPER_STEP_MIN:g})")
         out.append({"alg": r.algorithm, "k0": r.k0, "instance": r.instance, "state": state, "status": r.status,
                     "note": note})
     return out
@@ -373,8 +371,8 @@ def _runs_text(runs):
 
 def fig1_all_reach(frames, summaries):
     """Per instance of Fig. 1's setting (fig2_ls): share of the (k0, baseline) runs (chosen steps)
-    that reached FedADMM's objective; open runs (capped while converging, or stalled on a grid
-    coarser than the paper's) count as not reached and make the share a lower bound."""
+    that reached FedADMM's objective; open runs (capped while converging) count as not reached and make
+    the share a lower bound; a stalled run has not reached."""
     s = _s(summaries, "fig2_ls")
     if s is None or "fig2_ls" not in frames:
         return None
