@@ -16,7 +16,7 @@ PAPER_LIST = [p for p in PAPERS if p != "custom"]
 
 @pytest.mark.parametrize("paper", PAPER_LIST)
 def test_every_reading_matches_its_registration(paper):
-    assert reg.problems(paper) == []
+    assert reg.problems(paper, paper_checks(paper)) == []
 
 
 def _copy_paper(tmp_path, paper):
@@ -30,7 +30,7 @@ def _copy_paper(tmp_path, paper):
 def test_a_deliberate_edit_fails_until_it_is_a_revision(tmp_path):
     paper = "fedepm"
     path = _copy_paper(tmp_path, paper)
-    assert reg.problems(paper, root=tmp_path) == []
+    assert reg.problems(paper, paper_checks(paper), root=tmp_path) == []
     claims = yaml.safe_load(path.read_text())["claims"]
     target = next(c for c in claims if c.get("compare") in ("lt", "gt", "le", "ge") and not c.get("revisions")
                   and "tolerance" not in c)
@@ -41,7 +41,7 @@ def test_a_deliberate_edit_fails_until_it_is_a_revision(tmp_path):
     line_at = text.index("paper_value:", block_start)
     text = text[:line_at] + "tolerance: 0.5\n    tolerance_why: widened\n    " + text[line_at:]
     path.write_text(text)
-    found = reg.problems(paper, root=tmp_path)
+    found = reg.problems(paper, paper_checks(paper), root=tmp_path)
     assert len(found) == 1 and cid in found[0] and "differs from the registration" in found[0]
     # recorded as a revision (with the verdict before it), the reading is accepted and shown
     edited = next(c for c in load_claims(paper, tmp_path) if c["id"] == cid)
@@ -49,13 +49,13 @@ def test_a_deliberate_edit_fails_until_it_is_a_revision(tmp_path):
              "value_before": "-0.1 [-0.2, 0.0] (3)", "build_before": "a test build", "seen_before": True,
              "fingerprint": reg.fingerprint(edited, paper_checks(paper), paper)}
     reg.insert_revision(path, path.read_text(), cid, entry, has_revisions=False)
-    assert reg.problems(paper, root=tmp_path) == []
+    assert reg.problems(paper, paper_checks(paper), root=tmp_path) == []
     revised = next(c for c in load_claims(paper, tmp_path) if c["id"] == cid)
     assert reg.revised_after_verdict(revised) and "before: fails" in reg.revision_summary(revised)
     # a revision lacking the old verdict is refused
     text = "".join(ln for ln in path.read_text().splitlines(keepends=True) if "verdict_before:" not in ln)
     path.write_text(text)
-    assert any("lacks ['verdict_before']" in p for p in reg.problems(paper, root=tmp_path))
+    assert any("lacks ['verdict_before']" in p for p in reg.problems(paper, paper_checks(paper), root=tmp_path))
 
 
 def test_a_change_of_the_check_code_changes_the_fingerprint(monkeypatch):
@@ -70,6 +70,11 @@ def test_a_change_of_the_check_code_changes_the_fingerprint(monkeypatch):
     other.__module__ = f"fedrepro.papers.{paper}.claims"
     checks[claim["check"]] = other
     assert reg.fingerprint(claim, checks, paper) != before
+
+
+def test_the_command_line_checks_every_paper():
+    from fedrepro.papers import readings
+    assert readings.main(["check"]) == 0
 
 
 def test_a_helper_reached_by_the_check_is_part_of_the_reading():
@@ -89,13 +94,13 @@ def test_new_claims_are_registered_and_registered_ones_never_rewritten(tmp_path)
     kept = entries[first]
     del entries[first]
     regfile.write_text(yaml.safe_dump({"readings": entries}))
-    assert any("not registered" in p for p in reg.problems(paper, root=tmp_path))
-    assert reg.register(paper, root=tmp_path, today="2026-11-28") == [first]
+    assert any("not registered" in p for p in reg.problems(paper, paper_checks(paper), root=tmp_path))
+    assert reg.register(paper, paper_checks(paper), root=tmp_path, today="2026-11-28") == [first]
     again = yaml.safe_load(regfile.read_text())["readings"]
     assert again[first]["fingerprint"] == kept["fingerprint"] and again[first]["registered"] == "2026-11-28"
     others = {k: v for k, v in again.items() if k != first}
     assert others == entries                                   # the registered ones untouched
-    assert reg.register(paper, root=tmp_path) == []
+    assert reg.register(paper, paper_checks(paper), root=tmp_path) == []
 
 
 def test_claims_markdown_and_status_count_the_revised_readings():
@@ -108,3 +113,21 @@ def test_claims_markdown_and_status_count_the_revised_readings():
     assert bool(table.loc[0, "revised_after_verdict"]) and "before: fails" in table.loc[0, "revisions"]
     md = to_markdown(table, "p")
     assert "1 of them rest on a reading revised after a verdict" in md and "(revised 2026-11-28: band" in md
+
+
+def test_a_label_only_revision_is_shown_but_not_counted_as_revised():
+    rev = {"date": "2026-11-28", "changed": "variant label added", "why": "w", "verdict_before": "holds",
+           "value_before": "1", "build_before": "b", "seen_before": True, "fingerprint": "x"}
+    assert reg.revised_after_verdict({"revisions": [rev]})
+    assert not reg.revised_after_verdict({"revisions": [{**rev, "label_only": True}]})
+    assert "variant label added" in reg.revision_summary({"revisions": [{**rev, "label_only": True}]})
+
+
+def test_a_claim_that_judges_one_variant_says_which_in_claims_md():
+    claims = {c["id"]: c for c in load_claims("fedadmm_gong")}
+    assert "early code" in claims["table3_fedadmm_rounds"]["variant"]
+    assert "Algorithm 1" in claims["table3_fedadmm_rounds_alg1"]["variant"]
+    from fedrepro.claims.verdicts import Replicates
+    c = {**claims["table3_fedadmm_rounds"], "experiments": [], "check": "k"}
+    md = to_markdown(evaluate([c], {"k": lambda f, s: Replicates([1.0, 2.0])}, {}, {}, paper="g"), "g")
+    assert "**variant: the authors' early code" in md

@@ -15,6 +15,7 @@ A claims file (``fedrepro/papers/<paper>/claims.yaml``) lists entries::
       tolerance: ...                 # with tolerance_why: why this band, fixed before our value
       experiments: [fig3]
       testable_at: [verify, paper]   # + untestable_reason: scales where the claim is decided
+      variant: "authors' early code" # the variant of the method the claim judges (shown in claims.md)
 
 The check returns :class:`~fedrepro.claims.verdicts.Replicates` (or a list of them),
 ``Outcome(value, why, detail)`` around that, :class:`NotTestable`, or None; the verdict is computed
@@ -35,11 +36,11 @@ from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDEC
                                       accepted_range, decide)
 
 KINDS = ("paper", "check")
-COLUMNS = ["paper", "claim", "kind", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
+COLUMNS = ["paper", "claim", "kind", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
            "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
            "revised_after_verdict"]
 ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "compare", "tolerance", "tolerance_why",
-                "experiments", "testable_at", "untestable_reason", "why", "revisions"}
+                "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,8 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
     src = claim.get("source") or {}
     comps = decision.components if decision else ()
     one = comps[0] if len(comps) == 1 else None
-    return {"paper": paper, "claim": claim["id"], "kind": claim.get("kind", ""), "place": src.get("place", ""),
+    return {"paper": paper, "claim": claim["id"], "kind": claim.get("kind", ""), "variant": claim.get("variant", ""),
+            "place": src.get("place", ""),
             "quote": src.get("quote", ""), "text": claim.get("text", ""),
             "paper_value": _fmt(claim.get("paper_value")), "our_value": value,
             "compare": claim.get("compare", "true"), "tolerance": _fmt(claim.get("tolerance")),
@@ -258,10 +260,15 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
         lines += ["| claim | where | the paper says | our reading | paper | ours (estimate [interval] (n)) | test | "
                   "verdict | why (when it does not hold) |", "|---|---|---|---|---|---|---|---|---|"]
         for r in part.itertuples():
-            lines.append(f"| {r.claim} | {cell(r.place)} | {cell(r.quote)} | {cell(r.text)} | {cell(r.paper_value)} | "
+            lines.append(f"| {r.claim} | {cell(r.place)} | {cell(r.quote)} | {_variant(r)}{cell(r.text)} | {cell(r.paper_value)} | "
                          f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}**{_revised(r)} | {cell(r.why)} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _variant(row) -> str:
+    v = getattr(row, "variant", "") or ""
+    return f"**variant: {str(v).replace('|', '/')}** — " if v else ""
 
 
 def _revised(row) -> str:
