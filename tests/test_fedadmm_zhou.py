@@ -497,3 +497,18 @@ def test_fig3_qot_flat_cr_band():
     assert _verdict("fig3_qot_fedadmm_cr_flat", summ([(10, 11, 10), (12, 11, 11), (10, 10, 12)]))[0] == "holds"
     v, why, _ = _verdict("fig3_qot_fedadmm_cr_flat", summ([(13, 4, 2), (12, 4, 3), (14, 5, 2)]))
     assert v == "fails" and "instance 0: CR 13, 4, 2 at rho = 0.1, 0.5, 0.9" in why
+
+
+def test_fewest_cr_and_fastest_needs_both_halves(monkeypatch):
+    # contribution d) says "the fewest CR and the shortest computational time": never decided on one half
+    import fedrepro.papers.fedadmm_zhou.claims as zc
+    from fedrepro.claims import NotTestable, Replicates, decide
+
+    cr = [Replicates([0.9, 0.95], label="cr")]
+    monkeypatch.setattr(zc, "fewest_cr_overall", lambda f, s: cr)
+    out = zc.fewest_cr_and_fastest({}, {})                       # no timing pass at all
+    assert isinstance(out, NotTestable) and "time half" in out.reason and "CR half" in out.reason
+    monkeypatch.setattr(zc, "_time_share_pooled", lambda s: Replicates([0.2, 0.3, 0.25], label="time"))
+    out = zc.fewest_cr_and_fastest({}, {})
+    assert [r.label for r in out] == ["cr", "time"]
+    assert decide(out, 0.5, "gt").verdict == "fails"              # the CR half alone would hold
