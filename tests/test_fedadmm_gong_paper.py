@@ -571,25 +571,29 @@ def test_eta_claims_read_the_iid_panel_and_the_schedule():
 
 
 def test_table5_claims_read_fedprox_rho_per_cell():
-    acc = {("mnist", 0.01): 0.75, ("mnist", 0.1): 0.95, ("mnist", 1.0): 0.85,     # ρ=0.1 above the 90% target
-           ("fashion_mnist", 0.01): 0.75, ("fashion_mnist", 0.1): 0.72, ("fashion_mnist", 1.0): 0.60}
+    # Table V's quantity is rounds to the target: curves that cross it at chosen rounds (per seed s)
+    reach = {("mnist", 0.01): lambda s: 15 + s % 2, ("mnist", 0.1): lambda s: 5 + s % 2, ("mnist", 1.0): lambda s: 10,
+             ("fashion_mnist", 0.01): lambda s: 4 + s % 2, ("fashion_mnist", 0.1): lambda s: 8,
+             ("fashion_mnist", 1.0): lambda s: 12}
     parts = []
     for ds in ("mnist", "fashion_mnist"):
         for m in (200, 500):
             for p in ("iid", "label_shards"):
                 for seed in (0, 1, 2):
-                    admm = ramp(4, ds=ds) + (0.01 if m == 500 else 0.0) + 0.001 * seed
+                    admm = ramp(4 + seed % 2 if m == 200 else 2, ds=ds)
                     parts.append(run("table5", "FedADMM", admm, ds=ds, m=m, partition=p, seed=seed, rho=0.01))
                     for rho in (0.01, 0.1, 1.0):
-                        parts.append(run("table5", "FedProx", np.full(21, acc[(ds, rho)]) + 0.001 * seed, ds=ds, m=m,
+                        parts.append(run("table5", "FedProx", ramp(reach[(ds, rho)](seed), ds=ds), ds=ds, m=m,
                                          partition=p, seed=seed, rho=rho))
     frames = {"table5": pd.concat(parts, ignore_index=True)}
-    best = C.table5_fedadmm_best(frames, {})       # FedProx's flat curves: MNIST above its target from round 1
-    assert len(best.value) == 8 and verdict("q7_table5_fedadmm_best", best) == FAILS
-    flips = C.table5_best_rho_flips(frames, {})
-    assert [r.values[0] for r in flips.value] == pytest.approx([3.0, 3.0, 10.0, 10.0])
+    best = C.table5_fedadmm_best(frames, {})       # FMNIST m = 200: FedADMM and FedProx rho=0.01 tie (4 / 5 rounds)
+    assert len(best.value) == 8 and verdict("q7_table5_fedadmm_best", best) != HOLDS
+    flips = C.table5_best_rho_flips(frames, {})    # FMNIST: 8 - (4 + s % 2); MNIST: (15 + s % 2) - 10
+    assert [list(r.values) for r in flips.value] == [[4, 3, 4], [4, 3, 4], [5, 6, 5], [5, 6, 5]]
     assert verdict("table5_best_rho_flips", flips) == HOLDS
-    assert verdict("table5_prox_not_monotone", C.table5_prox_not_monotone(frames, {})) == HOLDS
-    grows = C.table5_fedadmm_noniid_improves_with_m(frames, {})
-    assert [r.values[0] for r in grows.value] == pytest.approx([1.0, 1.0])
+    mono = C.table5_prox_not_monotone(frames, {})  # min(15 + s % 2, 10) - (5 + s % 2)
+    assert [list(r.values) for r in mono.value] == [[5, 4, 5], [5, 4, 5]]
+    assert verdict("table5_prox_not_monotone", mono) == HOLDS
+    grows = C.table5_fedadmm_noniid_improves_with_m(frames, {})   # (4 + s % 2) - 2 rounds
+    assert [list(r.values) for r in grows.value] == [[2, 3, 2], [2, 3, 2]]
     assert verdict("table5_fedadmm_noniid_improves_with_m", grows) == HOLDS
