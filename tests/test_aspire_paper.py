@@ -428,3 +428,23 @@ def test_per_algorithm_run_settings_never_take_an_algorithms_own_parameter():
     assert prox["params"]["rho"] == 0.01 and prox["rho"] == 0.1          # FedProx's rho, not participation
     assert prox["max_rounds"] == 5 and "max_rounds" not in prox["params"]
     assert cells["fedavg_sgd"]["eval_every"] == 4 and cells["fedavg_sgd"]["max_rounds"] == 20
+
+
+def test_the_malicious_workers_weight_claims_read_the_last_workers_final_weight():
+    # Sec. 9.2.2: AFL "could assign higher weights to malicious workers", DRFA-Prox and ASPIRE-EASE "lower":
+    # the added worker's final weight against the equal weight 1/N (issue #42)
+    import pandas as pd
+    from fedrepro.papers.aspire import claims as AC
+
+    rows = []
+    for seed, (afl, drfa, asp) in enumerate([(0.8, 0.1, 0.05), (0.7, 0.15, 0.1), (0.9, 0.12, 0.02)]):
+        for alg, col, w in (("afl", "lambda_last", afl), ("drfa_prox", "lambda_last", drfa), ("aspire", "pi_last", asp)):
+            for rnd, val in ((0, 0.25), (5, w)):
+                rows.append({"cell": f"{alg}-{seed}", "algorithm": alg, "seed": seed, "round": rnd, "m": 4, col: val})
+    frames = {"table4_fmnist3": pd.DataFrame(rows)}
+    higher = AC.t4_afl_weights_malicious_higher(frames, {})
+    assert list(higher.value.values) == pytest.approx([0.55, 0.45, 0.65])          # final weight - 1/4
+    lower = AC.t4_drfa_weights_malicious_lower(frames, {})
+    assert list(lower.value.values) == pytest.approx([0.15, 0.1, 0.13])            # 1/4 - final weight
+    assert list(AC.t4_aspire_weights_malicious_lower(frames, {}).value.values) == pytest.approx([0.2, 0.15, 0.23])
+    assert AC.t4_afl_weights_malicious_higher({}, {}) is None

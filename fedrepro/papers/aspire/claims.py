@@ -230,6 +230,37 @@ t4_ordering = _ordering(
     "changes sign across the paper's datasets: not compared), per seed.")
 
 
+
+def _malicious_weight(name: str, alg: str, higher: bool, doc: str):
+    """Per seed, the malicious worker's final weight (ASPIRE's pi, AFL's and DRFA-Prox's lambda; it is the
+    last worker, added by the backdoor attack) against the equal weight 1/N that FedAvg and Mix_Even give
+    it (N workers with it): w - 1/N when the paper says higher, 1/N - w when it says lower; > 0."""
+    def check(frames, summaries):
+        ds, df = _one(frames, "table4")
+        if df is None:
+            return None
+        sub = finals(df)
+        sub = sub[sub["algorithm"] == alg]
+        col = "pi_last" if alg in SWEPT else "lambda_last"
+        if sub.empty or col not in sub or not sub[col].notna().all():
+            return None
+        w, equal = sub.set_index("seed")[col].astype(float), 1.0 / sub.set_index("seed")["m"].astype(float)
+        vals = (w - equal) if higher else (equal - w)
+        rel = "above" if higher else "below"
+        return Outcome(Replicates(vals.to_numpy(float), label=f"{METHODS[alg]}: malicious worker's weight {rel} 1/N"),
+                       detail="per seed weight " + ", ".join(f"{v:.3f}" for v in w) + f" (1/N = {float(equal.iloc[0]):.3f})")
+    return _named(check, name, doc)
+
+
+t4_afl_weights_malicious_higher = _malicious_weight(
+    "t4_afl_weights_malicious_higher", "afl", True, "AFL's final weight on the malicious worker above 1/N, per seed.")
+t4_drfa_weights_malicious_lower = _malicious_weight(
+    "t4_drfa_weights_malicious_lower", "drfa_prox", False,
+    "DRFA-Prox's final weight on the malicious worker below 1/N, per seed.")
+t4_aspire_weights_malicious_lower = _malicious_weight(
+    "t4_aspire_weights_malicious_lower", "aspire", False,
+    "ASPIRE-EASE's final weight on the malicious worker below 1/N, per seed.")
+
 # ---- Fig. 3 -------------------------------------------------------------------------------------
 def _f3(frames):
     ds, df = _one(frames, "fig3")
@@ -519,6 +550,7 @@ def s_is_one(frames, summaries):
 CHECKS = {f.__name__: f for f in (
     t3_ind_worst, t3_erm_beats_ind, t3_afl_beats_erm, t3_drfa_beats_afl, t3_aspire_beats_baselines,
     t3_aspire_lowest_std, t3_fedavg_mix_even, t3_per_within, t4_afl_highest, t4_erm_below_afl, t4_drfa_below_erm,
-    t4_aspire_lowest, t4_ordering, f3_enhanced, f3_gradual, f3_gamma0_is_mix_even, f3_plateau, f3_set_grows,
+    t4_aspire_lowest, t4_ordering, t4_afl_weights_malicious_higher, t4_drfa_weights_malicious_lower,
+    t4_aspire_weights_malicious_lower, f3_enhanced, f3_gradual, f3_gamma0_is_mix_even, f3_plateau, f3_set_grows,
     f4_aspire_fastest, f4_async_gain, f4_ease_before_cp, f5_ease_fewer_planes, f2_adp_adapts, f1_w1_fastest,
     f1_four_sets_grow, f1_ellipsoid_m, f1_eps_grows, f1_box_cdnorm_cheapest, s_is_one)}
