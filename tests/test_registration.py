@@ -93,7 +93,7 @@ def test_new_claims_are_registered_and_registered_ones_never_rewritten(tmp_path)
     first = sorted(entries)[0]
     kept = entries[first]
     del entries[first]
-    regfile.write_text(yaml.safe_dump({"readings": entries}))
+    regfile.write_text(yaml.safe_dump({"fingerprint_version": reg.FINGERPRINT_VERSION, "readings": entries}))
     assert any("not registered" in p for p in reg.problems(paper, paper_checks(paper), root=tmp_path))
     assert reg.register(paper, paper_checks(paper), root=tmp_path, today="2026-11-28") == [first]
     again = yaml.safe_load(regfile.read_text())["readings"]
@@ -115,12 +115,12 @@ def test_claims_markdown_and_status_count_the_revised_readings():
     assert "1 of them rest on a reading revised after a verdict" in md and "(revised 2026-11-28: band" in md
 
 
-def test_a_label_only_revision_is_shown_but_not_counted_as_revised():
+def test_a_same_values_revision_is_shown_but_not_counted_as_revised():
     rev = {"date": "2026-11-28", "changed": "variant label added", "why": "w", "verdict_before": "holds",
            "value_before": "1", "build_before": "b", "seen_before": True, "fingerprint": "x"}
     assert reg.revised_after_verdict({"revisions": [rev]})
-    assert not reg.revised_after_verdict({"revisions": [{**rev, "label_only": True}]})
-    assert "variant label added" in reg.revision_summary({"revisions": [{**rev, "label_only": True}]})
+    assert not reg.revised_after_verdict({"revisions": [{**rev, "same_values": True}]})
+    assert "variant label added" in reg.revision_summary({"revisions": [{**rev, "same_values": True}]})
 
 
 def test_a_claim_that_judges_one_variant_says_which_in_claims_md():
@@ -131,3 +131,57 @@ def test_a_claim_that_judges_one_variant_says_which_in_claims_md():
     c = {**claims["table3_fedadmm_rounds"], "experiments": [], "check": "k"}
     md = to_markdown(evaluate([c], {"k": lambda f, s: Replicates([1.0, 2.0])}, {}, {}, paper="g"), "g")
     assert "**variant: the authors' early code" in md
+
+
+def _base_a(frames, summaries):
+    return 1.0
+
+
+def _base_b(frames, summaries):
+    return 2.0
+
+
+def _factory(check):
+    def run(frames, summaries):
+        return check(frames, summaries)
+    run.__module__ = "fedrepro.papers.zz.claims"
+    return run
+
+
+def test_a_check_made_by_a_factory_is_fingerprinted_with_what_it_holds():
+    # fedadmm_gong's alg1(check) holds the wrapped check in its closure: version 1 did not see it
+    for fn in (_base_a, _base_b):
+        fn.__module__ = "fedrepro.papers.zz.claims"
+    claim = {"id": "c", "check": "k"}
+    a, b = {"k": _factory(_base_a)}, {"k": _factory(_base_b)}
+    assert reg.fingerprint(claim, a, version=1) == reg.fingerprint(claim, b, version=1)
+    assert reg.fingerprint(claim, a, version=2) != reg.fingerprint(claim, b, version=2)
+
+
+def test_migrating_fingerprints_is_refused_while_a_reading_differs(tmp_path):
+    paper = "fedadmm_gong"
+    path = _copy_paper(tmp_path, paper)
+    regfile = path.with_name(reg.REGISTRY_NAME)
+    # the registrations as version 1 computed them
+    data = yaml.safe_load(regfile.read_text())
+    claims = {c["id"]: c for c in load_claims(paper, tmp_path)}
+    checks = paper_checks(paper)
+    for cid, entry in data["readings"].items():
+        if not claims[cid].get("revisions"):
+            entry["fingerprint"] = reg.fingerprint(claims[cid], checks, paper, version=1)
+    data["fingerprint_version"] = 1
+    text = path.read_text()
+    for cid, c in claims.items():
+        if c.get("revisions"):
+            text = text.replace(f'fingerprint: "{c["revisions"][-1]["fingerprint"]}"',
+                                f'fingerprint: "{reg.fingerprint(c, checks, paper, version=1)}"')
+    path.write_text(text)
+    regfile.write_text(yaml.safe_dump(data))
+    assert any("algorithm version 1" in p for p in reg.problems(paper, checks, root=tmp_path))
+    edited = path.read_text().replace("    compare: lt\n", "    compare: le\n", 1)
+    path.write_text(edited)
+    with pytest.raises(ValueError, match="record them as revisions before migrating"):
+        reg.migrate(paper, checks, root=tmp_path)
+    path.write_text(text)
+    assert reg.migrate(paper, checks, root=tmp_path) > 0
+    assert reg.problems(paper, checks, root=tmp_path) == []

@@ -26,8 +26,9 @@ per change, oldest first::
         build_before: "quick build of 6e06c83"
         seen_before: true                             # was a verdict of the previous reading seen first?
         fingerprint: 9a1b...                          # the reading after this change
-        label_only: true                              # optional: only a label changed (e.g. the variant
-                                                      # shown), nothing the check computes or compares
+        same_values: true                             # optional: nothing the check computes or compares
+                                                      # changed (a label such as the variant shown, or a
+                                                      # refactor shown to give identical values)
 
 The last revision's fingerprint is the current reading's. The functions here take each paper's checks
 as an argument (this layer does not load papers); the command line is :mod:`fedrepro.papers.readings`:
@@ -61,11 +62,22 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _reached(fn, package: str) -> dict[str, str]:
+#: the fingerprint's algorithm: 1 followed module-level names only; 2 also follows the functions a check
+#: holds in its closure and defaults (checks made by factories, e.g. fedadmm_gong's ``alg1(check)``)
+FINGERPRINT_VERSION = 2
+
+
+def _reached(fn, package: str, version: int = FINGERPRINT_VERSION) -> dict[str, str]:
     """``{qualified name: source}`` of ``fn`` and of every function or class defined under ``package``
-    that its code reaches through module-level names (transitively)."""
+    that its code reaches through module-level names and (version 2) through the functions it holds in
+    its closure or defaults, transitively."""
     out: dict[str, str] = {}
     todo = [fn]
+
+    def ours(target) -> bool:
+        return (inspect.isfunction(target) or inspect.isclass(target)) and \
+            str(getattr(target, "__module__", "")).startswith(package)
+
     while todo:
         obj = inspect.unwrap(todo.pop())
         key = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
@@ -78,6 +90,13 @@ def _reached(fn, package: str) -> dict[str, str]:
         codes = []
         if inspect.isfunction(obj):
             codes, glb = [obj.__code__], obj.__globals__
+            if version >= 2:
+                held = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+                held += list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+                for value in held:
+                    for item in (value if isinstance(value, (list, tuple)) else (value,)):
+                        if ours(item):
+                            todo.append(item)
         elif inspect.isclass(obj):
             for member in vars(obj).values():
                 member = getattr(member, "__func__", member)
@@ -87,10 +106,17 @@ def _reached(fn, package: str) -> dict[str, str]:
         for code in codes:
             for name in _code_names(code):
                 target = glb.get(name)
-                if (inspect.isfunction(target) or inspect.isclass(target)) and \
-                        str(getattr(target, "__module__", "")).startswith(package):
+                if ours(target):
                     todo.append(target)
     return dict(sorted(out.items()))
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:          # an empty cell (a name assigned after the closure was made)
+        return False
+    return True
 
 
 def reading(claim: dict) -> dict:
@@ -98,22 +124,22 @@ def reading(claim: dict) -> dict:
     return {k: v for k, v in claim.items() if k != "revisions"}
 
 
-def fingerprint(claim: dict, checks: dict, paper: str = "") -> str:
+def fingerprint(claim: dict, checks: dict, paper: str = "", version: int = FINGERPRINT_VERSION) -> str:
     """SHA-256 (hex, 16 characters) of the reading and of the code its check reaches in the check's own
-    package (the paper's folder; module docstring)."""
+    package (the paper's folder; module docstring), by the algorithm ``version``."""
     fn = checks.get(claim.get("check"))
-    code = _reached(fn, str(fn.__module__).rsplit(".", 1)[0]) if fn is not None else {}
-    code.update(_shared_code(fn))
+    code = _reached(fn, str(fn.__module__).rsplit(".", 1)[0], version) if fn is not None else {}
+    code.update(_shared_code(fn, version))
     blob = json.dumps({"reading": reading(claim), "code": code}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _shared_code(fn) -> dict[str, str]:
+def _shared_code(fn, version: int = FINGERPRINT_VERSION) -> dict[str, str]:
     """The shared query layer's functions a check reaches (``fedrepro.claims.query``, when it exists):
     part of a reading, unlike the verdict engine."""
     if fn is None:
         return {}
-    return {k: v for k, v in _reached(fn, "fedrepro.claims.query").items() if ".claims.query." in k}
+    return {k: v for k, v in _reached(fn, "fedrepro.claims.query", version).items() if ".claims.query." in k}
 
 
 # ---- the registry file ----------------------------------------------------------------------------------
@@ -133,14 +159,23 @@ def load_registry(paper: str, root=None) -> dict:
     return dict(data.get("readings") or {})
 
 
-def _write_registry(paper: str, entries: dict, root=None) -> None:
+def registry_version(paper: str, root=None) -> int:
+    """The fingerprint algorithm the paper's registrations and revisions use (1 when the file says none)."""
+    from fedrepro.experiments.cells import read_yaml
+
+    path = registry_path(paper, root)
+    return int((read_yaml(path) or {}).get("fingerprint_version", 1)) if path.exists() else FINGERPRINT_VERSION
+
+
+def _write_registry(paper: str, entries: dict, root=None, version: int = FINGERPRINT_VERSION) -> None:
     import yaml
 
     path = registry_path(paper, root)
     head = (f"# Registered readings of {paper}/claims.yaml (fedrepro.claims.registration).\n"
             "# Generated by `python -m fedrepro.papers.readings register`; never edit by hand: a changed\n"
             "# reading keeps its registration here and records the change as a `revisions:` entry of its claim.\n")
-    body = yaml.safe_dump({"readings": {k: entries[k] for k in sorted(entries)}}, sort_keys=False, width=120)
+    body = yaml.safe_dump({"fingerprint_version": int(version), "readings": {k: entries[k] for k in sorted(entries)}},
+                          sort_keys=False, width=120)
     path.write_text(head + body)
 
 
@@ -159,12 +194,16 @@ def problems(paper: str, checks: dict, root=None) -> list[str]:
     claim is gone."""
     from fedrepro.claims.evaluate import load_claims
 
-    claims, reg = load_claims(paper, root), load_registry(paper, root)
+    claims, reg, version = load_claims(paper, root), load_registry(paper, root), registry_version(paper, root)
     where = f"{paper}/claims.yaml"
     out = []
+    if version != FINGERPRINT_VERSION:
+        out.append(f"{paper}/{REGISTRY_NAME}: fingerprints of algorithm version {version}, the code's is "
+                   f"{FINGERPRINT_VERSION}: `python -m fedrepro.papers.readings migrate {paper}` (allowed only while "
+                   "every reading matches under the old version)")
     for claim in claims:
         cid = claim["id"]
-        now = fingerprint(claim, checks, paper)
+        now = fingerprint(claim, checks, paper, version)
         revs = claim.get("revisions") or []
         if cid not in reg:
             out.append(f"{where} claim {cid!r}: not registered; register new claims with `python -m fedrepro."
@@ -203,8 +242,8 @@ def revision_summary(claim: dict) -> str:
 
 def revised_after_verdict(claim: dict) -> bool:
     """True when a revision of what the claim's reading computes or compares came after a verdict of the
-    previous reading was seen (a ``label_only`` revision does not count)."""
-    return any(bool((r or {}).get("seen_before")) and not (r or {}).get("label_only")
+    previous reading was seen (a ``same_values`` revision does not count)."""
+    return any(bool((r or {}).get("seen_before")) and not (r or {}).get("same_values")
                for r in claim.get("revisions") or [])
 
 
@@ -214,6 +253,9 @@ def register(paper: str, checks: dict, root=None, today: str | None = None) -> l
     from fedrepro.claims.evaluate import load_claims
 
     claims, reg = load_claims(paper, root), load_registry(paper, root)
+    if reg and registry_version(paper, root) != FINGERPRINT_VERSION:
+        raise ValueError(f"{paper}: its registrations use fingerprint version {registry_version(paper, root)}; "
+                         "migrate them first")
     date, commit = today or _dt.date.today().isoformat(), _commit(root)
     added = []
     for claim in claims:
@@ -245,7 +287,7 @@ def _old_verdict(paper: str, cid: str, results: str | Path) -> tuple[str, str]:
 
 
 def revise(paper: str, cid: str, checks: dict, changed: str, why: str, results="results", build=None,
-           seen: bool = True, label_only: bool = False, root=None) -> dict:
+           seen: bool = True, same_values: bool = False, root=None) -> dict:
     """Append a revision to the claim in its claims file, in place (text edit: comments and layout kept),
     with the verdict and value under the old reading from ``results/<paper>/claims.parquet``."""
     from fedrepro.claims.evaluate import load_claims
@@ -262,10 +304,48 @@ def revise(paper: str, cid: str, checks: dict, changed: str, why: str, results="
         build = f"build of {str(meta.get('git_commit', '?'))[:7]} ({str(meta.get('created', '?'))[:10]})"
     entry = {"date": _dt.date.today().isoformat(), "changed": changed, "why": why, "verdict_before": verdict,
              "value_before": value, "build_before": build, "seen_before": bool(seen),
-             "fingerprint": fingerprint(claim, checks, paper), **({"label_only": True} if label_only else {})}
+             "fingerprint": fingerprint(claim, checks, paper, registry_version(paper, root)),
+             **({"same_values": True} if same_values else {})}
     path = paper_file(paper, "claims", root)
     insert_revision(path, path.read_text(), cid, entry, has_revisions=bool(claim.get("revisions")))
     return entry
+
+
+def migrate(paper: str, checks: dict, root=None) -> int:
+    """Move the paper's current fingerprints to :data:`FINGERPRINT_VERSION`: allowed only while every
+    reading matches its registration or last revision under the file's version (so no change rides along);
+    the registration's (or the last revision's) fingerprint is recomputed, the older revisions keep theirs.
+    Returns the number of fingerprints rewritten."""
+    from fedrepro.claims.evaluate import load_claims
+    from fedrepro.experiments.cells import paper_file
+
+    old = registry_version(paper, root)
+    if old == FINGERPRINT_VERSION:
+        return 0
+    found = [p for p in problems(paper, checks, root) if "fingerprint_version" not in p and "algorithm version" not in p]
+    if found:
+        raise ValueError(f"{paper}: readings differ from their registrations under version {old}; record them "
+                         "as revisions before migrating:\n" + "\n".join(found))
+    reg, path = load_registry(paper, root), paper_file(paper, "claims", root)
+    text, n = path.read_text(), 0
+    for claim in load_claims(paper, root):
+        cid, revs = claim["id"], claim.get("revisions") or []
+        new = fingerprint(claim, checks, paper, FINGERPRINT_VERSION)
+        if revs:
+            oldfp = revs[-1]["fingerprint"]
+            if oldfp != new:
+                start = text.index(f"- id: {cid}\n")
+                end = text.find("\n  - id: ", start + 5)
+                end = len(text) if end < 0 else end
+                at = text.rindex(f'fingerprint: "{oldfp}"', start, end)
+                text = text[:at] + f'fingerprint: "{new}"' + text[at + len(f'fingerprint: "{oldfp}"'):]
+                n += 1
+        elif reg[cid]["fingerprint"] != new:
+            reg[cid] = {**reg[cid], "fingerprint": new}
+            n += 1
+    path.write_text(text)
+    _write_registry(paper, reg, root, FINGERPRINT_VERSION)
+    return n
 
 
 def insert_revision(path: Path, text: str, cid: str, entry: dict, has_revisions: bool) -> None:
@@ -281,7 +361,7 @@ def insert_revision(path: Path, text: str, cid: str, entry: dict, has_revisions:
         end -= 1
     pad = " " * (indent + 2)
     item = [f"{pad}  - date: '{entry['date']}'\n"] + [f"{pad}    {k}: {json.dumps(entry[k])}\n"
-                                                       for k in (*REVISION_KEYS, "label_only")
+                                                       for k in (*REVISION_KEYS, "same_values")
                                                        if k != "date" and k in entry]
     block = item if has_revisions else [f"{pad}revisions:\n"] + item
     lines[end:end] = block

@@ -4,6 +4,7 @@ from the paper registry:
     python -m fedrepro.papers.readings check [PAPER ...]      # exit 1 when a reading differs from its registration
     python -m fedrepro.papers.readings register [PAPER ...]   # register new claims (never rewrites one)
     python -m fedrepro.papers.readings revise PAPER CLAIM --changed "..." --why "..." [--results DIR]
+    python -m fedrepro.papers.readings migrate [PAPER ...]    # fingerprints to the code's algorithm version
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def main(argv=None) -> int:
     p_reg.add_argument("papers", nargs="*", help="papers (default: all)")
     p_chk = sub.add_parser("check", help="exit 1 when a reading differs from its registration without a revision")
     p_chk.add_argument("papers", nargs="*")
+    p_mig = sub.add_parser("migrate", help="move fingerprints to the code's algorithm version (only while every "
+                                           "reading matches under the old one)")
+    p_mig.add_argument("papers", nargs="*")
     p_rev = sub.add_parser("revise", help="record a change of a registered reading as a revision")
     p_rev.add_argument("paper", choices=PAPER_KEYS)
     p_rev.add_argument("claim")
@@ -38,13 +42,19 @@ def main(argv=None) -> int:
     p_rev.add_argument("--build", default=None, help="name of that build (default: its claims table's commit)")
     p_rev.add_argument("--not-seen", action="store_true",
                        help="no verdict of the old reading was seen before this change")
-    p_rev.add_argument("--label-only", action="store_true",
-                       help="only a label changed (nothing the check computes or compares): not counted as revised")
+    p_rev.add_argument("--same-values", action="store_true",
+                       help="nothing computed or compared changed (a label, or a refactor with identical values on the build): "
+                            "not counted as revised")
     args = parser.parse_args(argv)
     if args.command == "register":
         for paper in args.papers or PAPER_KEYS:
             added = registration.register(paper, checks(paper))
             print(f"{paper}: registered {len(added)} reading(s)" + (f": {', '.join(added)}" if added else ""))
+        return 0
+    if args.command == "migrate":
+        for paper in args.papers or PAPER_KEYS:
+            print(f"{paper}: {registration.migrate(paper, checks(paper))} fingerprint(s) moved to version "
+                  f"{registration.FINGERPRINT_VERSION}")
         return 0
     if args.command == "check":
         found = check(args.papers or None)
@@ -53,7 +63,7 @@ def main(argv=None) -> int:
         return 1 if found else 0
     try:
         entry = registration.revise(args.paper, args.claim, checks(args.paper), args.changed, args.why, args.results,
-                                    args.build, seen=not args.not_seen, label_only=args.label_only)
+                                    args.build, seen=not args.not_seen, same_values=args.same_values)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

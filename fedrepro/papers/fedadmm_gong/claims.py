@@ -328,28 +328,26 @@ def _across_columns(reds: list[tuple[str, _B]], how: str) -> _B:
     return _B(v, lb, ub)
 
 
-def table3_mean_reduction(frames, summaries):
-    """Per seed: the mean over Table III's columns of FedADMM's reduction of rounds over the best baseline (%)."""
+def _reduction_over_columns(frames, how: str, label: str):
+    """Per seed: FedADMM's reduction of rounds over the best baseline (%), reduced over Table III's
+    columns by ``how`` ("mean" or "max")."""
     df = _df(frames, "table3")
     if df is None:
         return None
     reds = _table3_reductions(df)
     if not reds:
         return None
-    return _outcome(_across_columns(reds, "mean").rep("mean reduction over the columns, %"),
-                   detail=_explain(reds, "%") + BOUND_NOTE)
+    return _outcome(_across_columns(reds, how).rep(label), detail=_explain(reds, "%") + BOUND_NOTE)
+
+
+def table3_mean_reduction(frames, summaries):
+    """Per seed: the mean over Table III's columns of FedADMM's reduction of rounds over the best baseline (%)."""
+    return _reduction_over_columns(frames, "mean", "mean reduction over the columns, %")
 
 
 def table3_max_reduction(frames, summaries):
     """Per seed: the largest over Table III's columns of FedADMM's reduction over the best baseline (%)."""
-    df = _df(frames, "table3")
-    if df is None:
-        return None
-    reds = _table3_reductions(df)
-    if not reds:
-        return None
-    return _outcome(_across_columns(reds, "max").rep("largest reduction over the columns, %"),
-                   detail=_explain(reds, "%") + BOUND_NOTE)
+    return _reduction_over_columns(frames, "max", "largest reduction over the columns, %")
 
 
 def _not_reached(frames, settings, pick, who):
@@ -636,56 +634,58 @@ def table5_fedadmm_best(frames, summaries):
                              detail=_explain(parts, " rounds") + BOUND_NOTE)
 
 
+def _table5_rounds(frames, parts_of):
+    """A Table V claim on rounds to the target: ``parts_of(table5 frame)`` -> [(label, per-seed _B)]."""
+    df = _df(frames, "table5")
+    if df is None:
+        return None
+    parts = parts_of(df)
+    return _outcome([b.rep(lab) for lab, b in parts], detail=_explain(parts, " rounds") + BOUND_NOTE)
+
+
 def table5_best_rho_flips(frames, summaries):
     """m = 200: FedProx ρ = 0.01 is the best ρ on FMNIST and the worst on MNIST in Table V's quantity, rounds
     to the target (per seed; a seed that never reaches counts as a bound): FMNIST components the fewer of
     ρ = 0.1, 1's rounds minus ρ = 0.01's; MNIST components ρ = 0.01's rounds minus the more of ρ = 0.1, 1's;
     all > 0."""
-    df = _df(frames, "table5")
-    if df is None:
-        return None
-    parts = []
-    for ds in ("fashion_mnist", "mnist"):
-        for part in ("iid", "label_shards"):
-            sub = _t5(df, ds, 200, part)
-            if sub.empty:
-                continue
-            small, others = seed_rounds(_prox(sub, 0.01)), [seed_rounds(_prox(sub, r)) for r in (0.1, 1.0)]
-            if ds == "fashion_mnist":
-                parts.append((f"{_cell(ds, 200, part)}: fewest rounds of other ρ − ρ=0.01's", _extreme(others, lowest=True) - small))
-            else:
-                parts.append((f"{_cell(ds, 200, part)}: ρ=0.01's rounds − most of other ρ", small - _extreme(others, lowest=False)))
-    return _outcome([b.rep(f"{lab}") for lab, b in parts], detail=_explain(parts, " rounds") + BOUND_NOTE)
+    def parts_of(df):
+        parts = []
+        for ds in ("fashion_mnist", "mnist"):
+            for part in ("iid", "label_shards"):
+                sub = _t5(df, ds, 200, part)
+                if sub.empty:
+                    continue
+                small, others = seed_rounds(_prox(sub, 0.01)), [seed_rounds(_prox(sub, r)) for r in (0.1, 1.0)]
+                if ds == "fashion_mnist":
+                    parts.append((f"{_cell(ds, 200, part)}: fewest rounds of other ρ − ρ=0.01's",
+                                  _extreme(others, lowest=True) - small))
+                else:
+                    parts.append((f"{_cell(ds, 200, part)}: ρ=0.01's rounds − most of other ρ",
+                                  small - _extreme(others, lowest=False)))
+        return parts
+    return _table5_rounds(frames, parts_of)
 
 
 def table5_prox_not_monotone(frames, summaries):
     """MNIST, m = 200 (Table V's non-monotone cells): FedProx ρ = 0.1 needs fewer rounds to the target than
     both ρ = 0.01 and ρ = 1 (per seed, the fewer of their rounds minus ρ = 0.1's), > 0."""
-    df = _df(frames, "table5")
-    if df is None:
-        return None
-    parts = []
-    for part in ("iid", "label_shards"):
-        sub = _t5(df, "mnist", 200, part)
-        if not sub.empty:
-            parts.append((f"{_cell('mnist', 200, part)}: fewest rounds of ρ=0.01, 1 − ρ=0.1's",
-                          _extreme([seed_rounds(_prox(sub, r)) for r in (0.01, 1.0)], lowest=True)
-                          - seed_rounds(_prox(sub, 0.1))))
-    return _outcome([b.rep(lab) for lab, b in parts], detail=_explain(parts, " rounds") + BOUND_NOTE)
+    return _table5_rounds(frames, lambda df: [
+        (f"{_cell('mnist', 200, part)}: fewest rounds of ρ=0.01, 1 − ρ=0.1's",
+         _extreme([seed_rounds(_prox(sub, r)) for r in (0.01, 1.0)], lowest=True) - seed_rounds(_prox(sub, 0.1)))
+        for part in ("iid", "label_shards") for sub in [_t5(df, "mnist", 200, part)] if not sub.empty])
 
 
 def table5_fedadmm_noniid_improves_with_m(frames, summaries):
     """Table V's FedADMM non-IID rows: rounds to the target at m = 200 minus at m = 500 (per seed), > 0."""
-    df = _df(frames, "table5")
-    if df is None:
-        return None
-    parts = []
-    for ds in ("mnist", "fashion_mnist"):
-        a, b = _t5(df, ds, 200, "label_shards"), _t5(df, ds, 500, "label_shards")
-        a, b = a[a["method"] == "FedADMM"], b[b["method"] == "FedADMM"]
-        if not a.empty and not b.empty:
-            parts.append((f"{DATASETS[ds]} non-IID: rounds m=200 − m=500", seed_rounds(a) - seed_rounds(b)))
-    return _outcome([b.rep(lab) for lab, b in parts], detail=_explain(parts, " rounds") + BOUND_NOTE)
+    def parts_of(df):
+        parts = []
+        for ds in ("mnist", "fashion_mnist"):
+            a, b = _t5(df, ds, 200, "label_shards"), _t5(df, ds, 500, "label_shards")
+            a, b = a[a["method"] == "FedADMM"], b[b["method"] == "FedADMM"]
+            if not a.empty and not b.empty:
+                parts.append((f"{DATASETS[ds]} non-IID: rounds m=200 − m=500", seed_rounds(a) - seed_rounds(b)))
+        return parts
+    return _table5_rounds(frames, parts_of)
 
 
 def table5_fedadmm_rounds_paper(frames, summaries):

@@ -138,6 +138,19 @@ def timing_medians(summaries, exp, x) -> pd.DataFrame | None | NotTestable:
             .reset_index())
 
 
+def _timings(summaries, exps, x):
+    """[(experiment, timing medians)] of the experiments of ``exps`` that ran, or the first NotTestable
+    (an experiment without its timing pass)."""
+    out = []
+    for exp in exps:
+        tm = timing_medians(summaries, exp, x)
+        if isinstance(tm, NotTestable):
+            return tm
+        if tm is not None:
+            out.append((exp, tm))
+    return out
+
+
 def time_ratio(tm: pd.DataFrame, x, num, den, label=""):
     """Replicates of time(num) / time(den) per repetition; ``num``/``den`` are (algorithm, x value)."""
     a = tm[(tm["algorithm"] == num[0]) & (tm[x] == num[1])].set_index("repeat")
@@ -156,12 +169,10 @@ def time_trend(exps, x, direction, algs=ALGS):
     one ratio per timing repetition (expected above 1 for 'up', below 1 for 'down')."""
     def check(frames, summaries):
         out = []
-        for exp in exps:
-            tm = timing_medians(summaries, exp, x)
-            if tm is None:
-                continue
-            if isinstance(tm, NotTestable):
-                return tm
+        timed = _timings(summaries, exps, x)
+        if isinstance(timed, NotTestable):
+            return timed
+        for exp, tm in timed:
             xs = sorted(tm[x].unique())
             if len(xs) < 2:
                 continue
@@ -251,12 +262,10 @@ def time_best_share(exps, x):
     median CPU time is strictly below every baseline's; one Replicates per experiment."""
     def check(frames, summaries):
         out = []
-        for exp in exps:
-            tm = timing_medians(summaries, exp, x)
-            if tm is None:
-                continue
-            if isinstance(tm, NotTestable):
-                return tm
+        timed = _timings(summaries, exps, x)
+        if isinstance(timed, NotTestable):
+            return timed
+        for exp, tm in timed:
             vals, bounds = [], []
             for rep, d in tm.groupby("repeat"):
                 states = []

@@ -267,17 +267,24 @@ def _margins(df, benches):
     return out
 
 
-def _acc_margin(attack):
+def _against_benchmarks(attack, stem, measure, show_rsa: bool):
+    """A check of ``measure(df, benches)`` for FRPG and LFRPG against Krum, GeoMed and RSA, decided across
+    RSA's lambda_R (FR-13); GeoMed at a = 0.3 (and, with ``show_rsa``, RSA at 1.6) shown beside."""
     def check(frames, summaries):
         df = _df(frames, attack)
         if df is None:
             return None
-        name = "lf_acc_margin" if attack == "label_flip" else "g_acc_margin"
-        settings = [(f"λ_R={lam:g}", _margins(df, (KRUM, GEOMED, rsa(lam)))) for lam in RSA_LAMS]
-        side = [("GeoMed a=0.3", _margins(df, (GEOMED_S,)))]
-        side += [(f"λ_R={lam:g} (shown, not decided on)", _margins(df, (rsa(lam),))) for lam in RSA_SHOWN]
+        name = ("lf_" if attack == "label_flip" else "g_") + stem
+        settings = [(f"λ_R={lam:g}", measure(df, (KRUM, GEOMED, rsa(lam)))) for lam in RSA_LAMS]
+        side = [("GeoMed a=0.3", measure(df, (GEOMED_S,)))]
+        if show_rsa:
+            side += [(f"λ_R={lam:g} (shown, not decided on)", measure(df, (rsa(lam),))) for lam in RSA_SHOWN]
         return _sweep(name, settings, side=side)
     return check
+
+
+def _acc_margin(attack):
+    return _against_benchmarks(attack, "acc_margin", _margins, show_rsa=True)
 
 
 def _speed(df, benches):
@@ -301,15 +308,7 @@ def _speed(df, benches):
 
 
 def _faster(attack):
-    def check(frames, summaries):
-        df = _df(frames, attack)
-        if df is None:
-            return None
-        name = "lf_faster" if attack == "label_flip" else "g_faster"
-        settings = [(f"λ_R={lam:g}", _speed(df, (KRUM, GEOMED, rsa(lam)))) for lam in RSA_LAMS]
-        side = [("GeoMed a=0.3", _speed(df, (GEOMED_S,)))]
-        return _sweep(name, settings, side=side)
-    return check
+    return _against_benchmarks(attack, "faster", _speed, show_rsa=False)
 
 
 def krum_final_acc(frames, summaries):
