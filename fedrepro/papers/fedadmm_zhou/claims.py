@@ -96,6 +96,21 @@ def cr_difference(c: pd.DataFrame, x, alg, x0, x1, alg0=None, sign=1.0, label=""
     return Replicates(v, label=label, lower_bound=up, upper_bound=lo)
 
 
+def _ends(tab, x, algs, exp, what: str, sep: str, one):
+    """[Replicates] of ``one(algorithm, smallest x, largest x, label)`` for each algorithm of ``algs``,
+    from the smallest to the largest ``x`` of ``tab`` (none when fewer than two values ran)."""
+    xs = sorted(tab[x].unique())
+    if len(xs) < 2:
+        return []
+    out = []
+    for alg in algs:
+        r = one(alg, xs[0], xs[-1],
+                f"{EXAMPLE.get(exp, exp)} {LABELS[alg]} {what}({x}={_fmt(xs[-1])}) {sep} {what}({x}={_fmt(xs[0])})")
+        if r is not None:
+            out.append(r)
+    return out
+
+
 def cr_trend(exps, x, direction, algs=ALGS):
     """Check: per (experiment, algorithm), CR at the largest ``x`` minus at the smallest, paired by
     instance ('down': the claim compares it ``lt 0``; 'up': ``gt 0``)."""
@@ -105,14 +120,8 @@ def cr_trend(exps, x, direction, algs=ALGS):
             c = chosen_runs(summaries, exp, x)
             if c is None:
                 continue
-            xs = sorted(c[x].unique())
-            if len(xs) < 2:
-                continue
-            for alg in algs:
-                r = cr_difference(c, x, alg, xs[0], xs[-1],
-                                  label=f"{EXAMPLE.get(exp, exp)} {LABELS[alg]} CR({x}={_fmt(xs[-1])}) - CR({x}={_fmt(xs[0])})")
-                if r is not None:
-                    out.append(r)
+            out += _ends(c, x, algs, exp, "CR", "-",
+                         lambda alg, lo, hi, label: cr_difference(c, x, alg, lo, hi, label=label))
         return out or None
     check.__doc__ = (f"Per {exps} x {algs}: CR at the largest {x} minus at the smallest, paired by instance "
                      f"(expected {direction}; capped runs as bounds).")
@@ -173,14 +182,8 @@ def time_trend(exps, x, direction, algs=ALGS):
         if isinstance(timed, NotTestable):
             return timed
         for exp, tm in timed:
-            xs = sorted(tm[x].unique())
-            if len(xs) < 2:
-                continue
-            for alg in algs:
-                r = time_ratio(tm, x, (alg, xs[-1]), (alg, xs[0]),
-                               label=f"{EXAMPLE.get(exp, exp)} {LABELS[alg]} time({x}={_fmt(xs[-1])}) / time({x}={_fmt(xs[0])})")
-                if r is not None:
-                    out.append(r)
+            out += _ends(tm, x, algs, exp, "time", "/",
+                         lambda alg, lo, hi, label: time_ratio(tm, x, (alg, hi), (alg, lo), label=label))
         return out or None
     check.__doc__ = (f"Per {exps} x {algs}: CPU-time ratio largest / smallest {x} per timing repetition "
                      f"(medians over instances; expected {direction}).")
