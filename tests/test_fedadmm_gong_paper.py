@@ -597,3 +597,18 @@ def test_table5_claims_read_fedprox_rho_per_cell():
     grows = C.table5_fedadmm_noniid_improves_with_m(frames, {})   # (4 + s % 2) - 2 rounds
     assert [list(r.values) for r in grows.value] == [[2, 3, 2], [2, 3, 2]]
     assert verdict("table5_fedadmm_noniid_improves_with_m", grows) == HOLDS
+
+
+def test_eta1_consistent_reads_never_the_worst_step_size_in_any_panel():
+    # "The nominal value eta=1.0 showcases consistent performance in all cases" (issue #42)
+    panels = [("MNIST IID", "iid", {0.5: 0.80, 1.0: 0.81, 1.5: 0.805}),
+              ("MNIST non-IID", "label_shards", {0.5: 0.70, 1.0: 0.74, 1.5: 0.60})]
+    df = pd.concat([run("fig6_constant", "FedADMM", np.full(21, acc[eta]) + 0.002 * seed, ds="mnist", partition=p,
+                        eta=eta, setting=name, seed=seed)
+                    for name, p, acc in panels for eta in (0.5, 1.0, 1.5) for seed in (0, 1, 2)])
+    out = C.eta1_never_worst({"fig6_constant": df}, {})
+    assert [r.values[0] for r in out.value] == pytest.approx([1.0, 14.0])   # pp above the worse other eta
+    assert verdict("fig6_eta1_consistent", out) == HOLDS
+    worst = df.copy()
+    worst.loc[worst["params"].str.contains('"eta": 1.0') & (worst["setting"] == "MNIST IID"), "test_accuracy"] -= 0.05
+    assert verdict("fig6_eta1_consistent", C.eta1_never_worst({"fig6_constant": worst}, {})) == FAILS

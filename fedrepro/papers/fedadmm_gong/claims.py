@@ -491,6 +491,17 @@ def eta15_worse_noniid(frames, summaries):
     return _outcome([b.rep(f"{lab}: η=1 − η=1.5, pp") for lab, b in parts], detail=_explain(parts, " pp"))
 
 
+def eta1_never_worst(frames, summaries):
+    """Every Fig. 6 row-1 panel (IID and non-IID): per seed, η = 1's final accuracy minus the worse of
+    η = 0.5's and η = 1.5's (pp), > 0: the nominal value is not the worst choice in any case."""
+    df = _df(frames, "fig6_constant")
+    if df is None:
+        return None
+    parts = [(panel, finals(_eta(sub, 1.0)) - _extreme([finals(_eta(sub, e)) for e in (0.5, 1.5)], lowest=True))
+             for panel, sub in df.groupby("setting")]
+    return _outcome([b.rep(f"{lab}: η=1 − worse of η=0.5, 1.5, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+
+
 def _early_rounds(sub) -> int:
     return max(1, int(sub["round"].max()) // 4)
 
@@ -793,7 +804,7 @@ CHECKS = {f.__name__: f for f in (
     table3_fedadmm_fewest, table3_fedsgd_speedup, table3_fedadmm_rounds_paper, table3_fedsgd_speedup_paper,
     table3_mean_reduction, table3_max_reduction, fedprox_fails_mnist_noniid, scaffold_fails_cifar_noniid,
     reduction_grows_with_m, gap_grows_with_m, growth_larger_noniid, fig5_fedadmm_best, fig10_fedadmm_best,
-    fig10_especially_cifar, eta15_worse_noniid, eta05_slower_early_iid, eta_iid_similar, eta_switch_helps,
+    fig10_especially_cifar, eta15_worse_noniid, eta1_never_worst, eta05_slower_early_iid, eta_iid_similar, eta_switch_helps,
     table4_rounds_fall_with_e, fig7_final_grows_with_e, table4_rounds_paper, option1_ge_option2,
     table5_fedadmm_best, table5_best_rho_flips, table5_prox_not_monotone, table5_fedadmm_noniid_improves_with_m,
     table5_fedadmm_rounds_paper, rho_increase_helps, table3_local_computation, table2_counts, table6_fmnist_std,
