@@ -52,12 +52,8 @@ def test_cli_list(capsys):
 
 @pytest.fixture
 def logreg_npz(tmp_path):
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(240, 4))
-    y = (X @ rng.normal(size=4) + 0.5 * rng.normal(size=240) > 0).astype(float)
-    path = tmp_path / "logreg.npz"
-    np.savez(path, X=X, y=y, client=np.repeat(np.arange(6), 40))
-    return path, X, y
+    from tests.toys import write_logreg_npz
+    return write_logreg_npz(tmp_path)
 
 
 def _run_fedepm(npz, out, *extra):

@@ -211,3 +211,14 @@ def softmax_toy(m: int = 8, n_per: int = 12, p: int = 5, C: int = 10, seed: int 
     y = rng.integers(0, C, m * n_per)
     parts = [np.arange(i * n_per, (i + 1) * n_per) for i in range(m)]
     return SoftmaxProblem(X, y, parts, X[:10], y[:10], batch=4, L=2.0)
+
+
+def write_logreg_npz(folder):
+    """A 6-client logistic-regression npz for ``fedrepro run --problem logreg`` (240 rows, 4 features, 40 per
+    client): (path, X, y)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(240, 4))
+    y = (X @ rng.normal(size=4) + 0.5 * rng.normal(size=240) > 0).astype(float)
+    path = folder / "logreg.npz"
+    np.savez(path, X=X, y=y, client=np.repeat(np.arange(6), 40))
+    return path, X, y

@@ -260,6 +260,20 @@ def cr_best_share(exps, x, min_x=None, pooled=False, label=""):
     return check
 
 
+def _time_states(tm, x) -> dict:
+    """{timing repetition: [FedADMM's best-state at each value of ``x``]} from ``timing_medians`` (a value
+    without FedADMM or without a baseline is skipped)."""
+    per_rep = {}
+    for rep, d in tm.groupby("repeat"):
+        for xv, e in d.groupby(x):
+            a, b = e[e["algorithm"] == "fedadmm"], e[e["algorithm"] != "fedadmm"]
+            if len(a) and len(b):
+                per_rep.setdefault(rep, []).append(_best_states(
+                    float(a["time"].iloc[0]), bool(a["capped"].iloc[0]), b["time"].astype(float).tolist(),
+                    b["capped"].tolist()))
+    return per_rep
+
+
 def time_best_share(exps, x):
     """Check: per timing repetition, the share of the swept values of ``x`` at which FedADMM's
     median CPU time is strictly below every baseline's; one Replicates per experiment."""
@@ -269,20 +283,9 @@ def time_best_share(exps, x):
         if isinstance(timed, NotTestable):
             return timed
         for exp, tm in timed:
-            vals, bounds = [], []
-            for rep, d in tm.groupby("repeat"):
-                states = []
-                for xv, e in d.groupby(x):
-                    a = e[e["algorithm"] == "fedadmm"]
-                    b = e[e["algorithm"] != "fedadmm"]
-                    if not len(a) or not len(b):
-                        continue
-                    states.append(_best_states(float(a["time"].iloc[0]), bool(a["capped"].iloc[0]),
-                                               b["time"].astype(float).tolist(), b["capped"].tolist()))
-                if states:
-                    v, bnd = _share(states)
-                    vals.append(v)
-                    bounds.append(bnd)
+            per_rep = _time_states(tm, x)
+            shares = [_share(per_rep[r]) for r in sorted(per_rep)]
+            vals, bounds = [v for v, _ in shares], [b for _, b in shares]
             if vals:
                 out.append(Replicates(vals, label=f"{EXAMPLE.get(exp, exp)}: share of {x} with FedADMM's CPU time lowest",
                                       lower_bound=bounds))
@@ -521,13 +524,8 @@ def _time_share_pooled(summaries):
         if tm is None or isinstance(tm, NotTestable):
             missing.append(exp)
             continue
-        for rep, d in tm.groupby("repeat"):
-            for xv, e in d.groupby(x):
-                a, b = e[e["algorithm"] == "fedadmm"], e[e["algorithm"] != "fedadmm"]
-                if len(a) and len(b):
-                    per_rep.setdefault(rep, []).append(_best_states(
-                        float(a["time"].iloc[0]), bool(a["capped"].iloc[0]), b["time"].astype(float).tolist(),
-                        b["capped"].tolist()))
+        for rep, states in _time_states(tm, x).items():
+            per_rep.setdefault(rep, []).extend(states)
     if missing:
         return NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
                            f"{', '.join(missing)} (set timing_repeats in {YAML})")
