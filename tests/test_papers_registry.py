@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fedrepro.claims.evaluate import load_claims
+from fedrepro.claims.evaluate import check_name, load_claims
 from fedrepro.experiments.cells import PAPERS, discover_papers, load_paper_fragment, paper_file
 from fedrepro.papers import registry
 
@@ -29,7 +29,7 @@ def test_each_paper_folder_holds_its_files_and_declares_its_plugins(paper):
     for fig, spec in specs.items():
         assert set(spec.experiments) | set(spec.optional) <= set(experiments), (paper, fig)
     checks = registry.checks(paper)
-    assert {c["check"] for c in load_claims(paper)} <= set(checks)
+    assert {check_name(c) for c in load_claims(paper)} <= set(checks)
 
 
 def test_the_registry_refuses_an_unknown_paper():

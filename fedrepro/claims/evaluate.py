@@ -39,8 +39,14 @@ KINDS = ("paper", "check")
 COLUMNS = ["paper", "claim", "kind", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
            "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
            "revised_after_verdict"]
-ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "compare", "tolerance", "tolerance_why",
-                "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
+ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "reading", "compare", "tolerance",
+                "tolerance_why", "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
+
+
+def check_name(claim: dict) -> str:
+    """The key of the claim's check among a paper's checks: its ``check:`` (a claims.py function) or, for a
+    reading written as data (``reading:``, :func:`fedrepro.claims.query.compile_reading`), ``reading:<id>``."""
+    return claim["check"] if claim.get("check") else f"reading:{claim['id']}"
 
 
 @dataclass(frozen=True)
@@ -93,9 +99,15 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
                 isinstance(src[k], str) and src[k].strip() for k in ("place", "quote")):
             raise ValueError(f"{where}: source must be {{place: <section, figure or table>, quote: <the sentence "
                              f"quoted from the paper>}}, got {src!r}")
-        for key in ("text", "check"):
-            if not isinstance(c.get(key), str) or not c[key].strip():
-                raise ValueError(f"{where}: '{key}' is required (a non-empty string)")
+        if not isinstance(c.get("text"), str) or not c["text"].strip():
+            raise ValueError(f"{where}: 'text' is required (a non-empty string)")
+        if ("check" in c) == ("reading" in c):
+            raise ValueError(f"{where}: give exactly one of 'check' (a claims.py function) and 'reading' (the "
+                             "reading as data, fedrepro.claims.query.compile_reading)")
+        if "check" in c and (not isinstance(c["check"], str) or not c["check"].strip()):
+            raise ValueError(f"{where}: 'check' must name a function of claims.py CHECKS")
+        if "reading" in c and not isinstance(c["reading"], dict):
+            raise ValueError(f"{where}: 'reading' must be a mapping (fedrepro.claims.query.compile_reading)")
         compare = c.get("compare")
         if compare not in COMPARES:
             raise ValueError(f"{where}: compare={compare!r} is not allowed; choose one of {COMPARES}")
@@ -122,8 +134,8 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
             if bad:
                 raise ValueError(f"{where}: experiment(s) {bad} are not defined in fedrepro/papers/{paper}/experiments.yaml; "
                                  f"defined: {sorted(experiments)}")
-        if checks is not None and c["check"] not in checks:
-            raise ValueError(f"{where}: check {c['check']!r} is not defined in fedrepro/papers/{paper}/claims.py "
+        if checks is not None and check_name(c) not in checks:
+            raise ValueError(f"{where}: check {check_name(c)!r} is not defined in fedrepro/papers/{paper}/claims.py "
                              f"CHECKS")
         ta = c.get("testable_at")
         if ta is not None:
@@ -208,7 +220,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         if absent:
             rows.append(_row(paper, claim, why=f"results missing: {', '.join(absent)}"))
             continue
-        name = claim["check"]
+        name = check_name(claim)
         if name not in checks:
             raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro/papers/{paper}/claims.py")
         value = checks[name]({e: frames[e] for e in needed},
@@ -309,5 +321,5 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 
-__all__ = ["NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "load_claims", "to_markdown",
+__all__ = ["check_name", "NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "load_claims", "to_markdown",
            "status_table", "load_results", "KINDS", "COLUMNS", "STATUS_COLUMNS", "test_text", "FAILS"]

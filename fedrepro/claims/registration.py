@@ -127,8 +127,13 @@ def reading(claim: dict) -> dict:
 def fingerprint(claim: dict, checks: dict, paper: str = "", version: int = FINGERPRINT_VERSION) -> str:
     """SHA-256 (hex, 16 characters) of the reading and of the code its check reaches in the check's own
     package (the paper's folder; module docstring), by the algorithm ``version``."""
-    fn = checks.get(claim.get("check"))
-    code = _reached(fn, str(fn.__module__).rsplit(".", 1)[0], version) if fn is not None else {}
+    from fedrepro.claims.evaluate import check_name
+
+    fn = checks.get(check_name(claim))
+    code = {}
+    # a reading written as data is compiled by the query layer; the paper's views it uses are its code
+    for root in ([fn] if "reading" not in claim else []) + list(getattr(fn, "reading_views", [])):
+        code.update(_reached(root, str(root.__module__).rsplit(".", 1)[0], version))
     code.update(_shared_code(fn, version))
     blob = json.dumps({"reading": reading(claim), "code": code}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

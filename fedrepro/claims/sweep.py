@@ -39,6 +39,8 @@ def claims_by_check(paper: str) -> dict:
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     out: dict = {}
     for c in data.get("claims", []):
+        if "check" not in c:
+            continue
         prev = out.setdefault(c["check"], c)
         if any(prev.get(k) != c.get(k) for k in _DECISION_KEYS):
             raise ValueError(f"{path.name}: claims {prev['id']!r} and {c['id']!r} share check {c['check']!r} but "

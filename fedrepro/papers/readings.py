@@ -20,7 +20,7 @@ PAPER_KEYS = [p for p in PAPERS if p != "custom"]
 
 def check(papers=None, root=None) -> list[str]:
     """Every registration problem of ``papers`` (default: all)."""
-    return registration.check_registrations(checks, papers or PAPER_KEYS, root)
+    return registration.check_registrations(lambda paper: checks(paper, root), papers or PAPER_KEYS, root)
 
 
 def main(argv=None) -> int:

@@ -31,9 +31,20 @@ def figure_module(paper: str):
     return _paper_module(paper, "figures")
 
 
-def checks(paper: str) -> dict:
-    """``{check name: function}`` of the paper's ``claims.py`` (``{}`` without one)."""
-    return getattr(_paper_module(paper, "claims"), "CHECKS", {})
+def checks(paper: str, root: str | Path | None = None) -> dict:
+    """``{check name: function}``: the paper's ``claims.py`` ``CHECKS`` and, under ``reading:<id>``, the
+    readings its claims.yaml writes as data, compiled with the ``VIEWS`` of claims.py
+    (:func:`fedrepro.claims.query.compile_reading`)."""
+    from fedrepro.claims.evaluate import check_name
+    from fedrepro.claims.query import compile_reading
+
+    module = _paper_module(paper, "claims")
+    out = dict(getattr(module, "CHECKS", {}))
+    views = getattr(module, "VIEWS", {})
+    for claim in load_claims(paper, root):
+        if isinstance(claim, dict) and isinstance(claim.get("reading"), dict):
+            out[check_name(claim)] = compile_reading(claim["reading"], views, name=claim.get("id", "reading"))
+    return out
 
 
 def figure_spec(paper: str, fig: str):
@@ -97,7 +108,7 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
                    root: str | Path | None = None, scale: str | None = None):
     """Evaluate the paper's claims file against the results of a build; returns (table, markdown)."""
     claims = load_claims(paper, root)
-    paper_checks = checks(paper) if claims else {}
+    paper_checks = checks(paper, root) if claims else {}
     validate_claims(claims, paper, paper_checks)
     experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
     frames, summaries = load_results(paper, experiments, results_dir)

@@ -1,0 +1,114 @@
+"""The query layer (issue #42): per-replicate quantities with bound flags, and readings written as data."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedrepro.claims import query as q
+from fedrepro.claims import registration as reg
+from fedrepro.claims.evaluate import evaluate, validate_claims
+from fedrepro.claims.verdicts import FAILS, HOLDS
+
+
+def _runs():
+    """Three algorithms x two k0 x three seeds; accuracy rises by `speed` a round; `slow` never reaches 0.5."""
+    rows = []
+    for alg, speed in (("fast", 0.1), ("mid", 0.05), ("slow", 0.01)):
+        for k0 in (4, 20):
+            for seed in (0, 1, 2):
+                for r in range(0, 21, 2):
+                    rows.append({"algorithm": alg, "k0": k0, "seed": seed, "round": r,
+                                 "accuracy": min(1.0, speed * r * (1 + 0.01 * seed) * (1 if k0 == 4 else 1.5))})
+    return pd.DataFrame(rows)
+
+
+def test_rounds_to_a_level_caps_a_run_that_never_gets_there_as_a_lower_bound():
+    df = q.select(_runs(), k0=4)
+    fast = q.rounds_to(q.select(df, algorithm="fast"), "accuracy", 0.5)
+    slow = q.rounds_to(q.select(df, algorithm="slow"), "accuracy", 0.5)
+    assert fast.v.tolist() == [6.0, 6.0, 6.0] and not fast.lb.any()       # 0.1 * 6 >= 0.5 at the first even round
+    assert slow.v.tolist() == [21.0] * 3 and slow.lb.all()                 # last round + 1, a bound
+    d = fast - slow                                                        # bounded b: an upper bound of a - b
+    assert d.ub.all() and not d.lb.any() and d.v.tolist() == [-15.0] * 3
+    r = d.rep("fast - slow")
+    assert r.upper_bound is not None and r.interval()[0] == -math.inf
+    red = fast.reduction(slow)                                             # 100 (b - a) / b, b a lower bound
+    assert red.lb.all() and np.allclose(red.v, 100 * 15 / 21)
+
+
+def test_extreme_keeps_the_flags_the_bounds_leave():
+    a = q.PerSeed.bounded({0: 10.0, 1: 5.0}, lower={0: True})
+    b = q.PerSeed.bounded({0: 12.0, 1: 5.0}, lower={1: True})
+    low = q.extreme([a, b], lowest=True)
+    assert low.v.tolist() == [10.0, 5.0]
+    assert low.lb.tolist() == [True, False]      # seed 0: the min is a's bound; seed 1: b's 5 is exact
+    high = q.extreme([a, b], lowest=False)
+    assert high.v.tolist() == [12.0, 5.0] and high.lb.tolist() == [True, True]
+
+
+def test_select_matches_lists_floats_and_missing_values():
+    df = pd.DataFrame({"a": [0.1, 0.2, 0.30000000000000004, None], "b": ["x", "y", "z", "x"]})
+    assert len(q.select(df, a=0.3)) == 1 and len(q.select(df, b=["x", "y"])) == 3
+    assert len(q.select(df, a=None)) == 1 and q.select(df, c=1).empty
+
+
+def test_final_value_at_and_mean_over_read_the_right_points():
+    df = q.select(_runs(), algorithm="mid", k0=4, seed=0)
+    assert q.final(df, "accuracy").v.tolist() == [1.0]
+    assert np.isclose(q.final(df, "accuracy", tail=2).v.iloc[0], (0.9 + 1.0) / 2)
+    assert np.isclose(q.value_at(df, "accuracy", 7).v.iloc[0], 0.3)           # round 6: the last <= 7
+    assert np.isclose(q.mean_over(df, "accuracy", 2, 4).v.iloc[0], 0.15)
+
+
+READING = {"where": {"k0": [4, 20]}, "per": ["k0"],
+           "of": {"where": {"algorithm": "fast"}, "rounds_to": 0.5, "metric": "accuracy"},
+           "minus": {"where": {"algorithm": ["mid", "slow"]}, "rounds_to": 0.5, "metric": "accuracy",
+                     "best": "lowest", "among": "algorithm"},
+           "label": "fast - best other rounds to 0.5"}
+
+
+def test_a_reading_written_as_data_gives_one_component_per_setting():
+    check = q.compile_reading(READING, name="fastest")
+    comps = check({"fig": _runs()}, {})
+    assert [c.label for c in comps] == ["fast - best other rounds to 0.5, k0=4", "fast - best other rounds to 0.5, k0=20"]
+    assert comps[0].values.tolist() == [6.0 - 10.0, 6.0 - 10.0, 6.0 - 10.0]    # mid reaches 0.5 at round 10
+    claim = {"id": "fastest", "kind": "paper", "source": {"place": "Fig. 1", "quote": "fast is fastest"},
+             "text": "t", "reading": READING, "compare": "lt", "paper_value": 0, "experiments": ["fig"]}
+    validate_claims([claim], "toy", {"reading:fastest": check})
+    table = evaluate([claim], {"reading:fastest": check}, {"fig": _runs()}, {"fig": pd.DataFrame()}, "toy")
+    assert table["verdict"].tolist() == [HOLDS]
+    flipped = dict(claim, compare="gt")
+    assert evaluate([flipped], {"reading:fastest": check}, {"fig": _runs()}, {}, "toy")["verdict"].tolist() == [FAILS]
+
+
+def test_a_malformed_reading_is_refused_with_the_key():
+    with pytest.raises(ValueError, match="unknown reading key"):
+        q.compile_reading({**READING, "median": True})
+    with pytest.raises(ValueError, match="at most one of"):
+        q.compile_reading({**READING, "over": READING["minus"]})
+    with pytest.raises(ValueError, match="neither trace"):
+        q.compile_reading({**READING, "frame": "tidy"})
+    claim = {"id": "x", "kind": "paper", "source": {"place": "p", "quote": "q"}, "text": "t", "check": "c",
+             "reading": READING, "compare": "lt", "paper_value": 0}
+    with pytest.raises(ValueError, match="exactly one of 'check'"):
+        validate_claims([claim], "toy")
+
+
+def test_a_readings_fingerprint_covers_its_data_and_its_views_code():
+    def tidy(frames, summaries):
+        return pd.concat(frames.values())
+    tidy.__module__ = "fedrepro.papers.toy.claims"
+    claim = {"id": "fastest", "reading": {**READING, "frame": "tidy"}}
+    checks = {"reading:fastest": q.compile_reading(claim["reading"], {"tidy": tidy})}
+    fp = reg.fingerprint(claim, checks)
+    assert fp == reg.fingerprint(dict(claim), checks)
+    moved = {**claim, "reading": {**claim["reading"], "of": {**READING["of"], "rounds_to": 0.4}}}
+    assert reg.fingerprint(moved, {"reading:fastest": q.compile_reading(moved["reading"], {"tidy": tidy})}) != fp
+
+    def tidy2(frames, summaries):
+        return pd.concat(list(frames.values())[:1])
+    tidy2.__module__ = "fedrepro.papers.toy.claims"
+    assert reg.fingerprint(claim, {"reading:fastest": q.compile_reading(claim["reading"], {"tidy": tidy2})}) != fp
+    code = reg._shared_code(checks["reading:fastest"])
+    assert any(k.endswith("query.rounds_to") for k in code) and any(k.endswith("query.extreme") for k in code)
