@@ -36,7 +36,7 @@ from fedrepro.experiments.cells import SCALES
 for _paper, _exps in load_experiments(config, workflow.basedir).items():
     if _paper != "custom":
         _claims = load_claims(_paper, workflow.basedir)
-        validate_claims(_claims, _paper, papers.checks(_paper) if _claims else {}, experiments=set(_exps),
+        validate_claims(_claims, _paper, papers.checks(_paper, workflow.basedir) if _claims else {}, experiments=set(_exps),
                         scales=SCALES)
 
 SCALE = config["scale"]
