@@ -54,11 +54,14 @@ def grad(p, w, batch):
     return p.model.loss_and_grad(w, p.X[batch], p.y[batch])[1]
 
 
-def local_sgd(p, c, start, epochs, B, lr, mu, extra, seed, t):
-    """Epochs of minibatch SGD (batches: the problem's shuffles from ("minibatch", t, c)); momentum
-    v <- mu v + g, w <- w - lr v, v = 0 at the start (§3 'Momentum'). Returns (w, number of steps)."""
+def local_sgd(p, c, start, epochs, B, lr, mu, extra, seed, t, once=False):
+    """Epochs of minibatch SGD (batches: the problem's shuffles from ("minibatch", t, c); ``once``: the
+    first epoch's batches in every epoch, Algorithm 1 line 17); momentum v <- mu v + g, w <- w - lr v,
+    v = 0 at the start (§3 'Momentum'). Returns (w, number of steps)."""
     w, v, k = start.copy(), np.zeros_like(start), 0
-    for batch in p.epoch_batches(stream(seed, "minibatch", t, c), c, B, epochs):
+    rng = stream(seed, "minibatch", t, c)
+    batches = list(p.epoch_batches(rng, c, B, 1)) * int(epochs) if once else p.epoch_batches(rng, c, B, epochs)
+    for batch in batches:
         g = grad(p, w, batch) + extra(w)
         v = mu * v + g
         w = w - lr * v
@@ -71,7 +74,8 @@ def epochs_of(seed, t, n, E, random):
 
 
 def ref_fedadmm(p, rounds, seed=0, rho_part=2 / 3, *, lr=0.1, mu=0.5, E=3, B="full", random=True,
-                rho=lambda t: 0.5, eta=lambda t: 1.0, init="local", first_visit="global", order="ascending"):
+                rho=lambda t: 0.5, eta=lambda t: 1.0, init="local", first_visit="global", order="ascending",
+                once=False):
     """Spec §3.1 (Option I), §3.2 (Option II, sequential_shared); Delta_i by eq. (4) as written. ``order``
     ``random``: the selected clients train in a permutation drawn from ("client_order", t) (the early
     code's np.random.choice order), E_i drawn by training position."""
@@ -93,7 +97,7 @@ def ref_fedadmm(p, rounds, seed=0, rho_part=2 / 3, *, lr=0.1, mu=0.5, E=3, B="fu
             else:
                 start = theta if j == 0 else prev
             y_old = Y[c]
-            w, _ = local_sgd(p, c, start, Ei[j], B, lr, mu, lambda w: y_old + rho(t) * (w - theta), seed, t)
+            w, _ = local_sgd(p, c, start, Ei[j], B, lr, mu, lambda w: y_old + rho(t) * (w - theta), seed, t, once)
             y_new = y_old + rho(t) * (w - theta)                                     # Alg. 1 line 24
             deltas.append((w + y_new / rho(t)) - (start + y_old / rho(t)))           # eq. (4)
             Y[c] = y_new
@@ -130,6 +134,23 @@ def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit, order):
     # the variants genuinely differ
     if init != "local" or first_visit != "global":
         assert not np.allclose(theta, ref_fedadmm(p, 4, rho=lambda t: 0.5)[0])
+
+
+def test_algorithm_1_as_printed_makes_the_batches_once_and_takes_plain_sgd_steps():
+    """Lines 17-23 of Algorithm 1: "create batches" once per ClientUpdate, then E_i epochs over them, each
+    step w <- w - eta_i (grad + y_i + rho (w - theta)): batches: once, momentum 0 (the *_alg1 twins)."""
+    p = tiny(sizes=(7, 9, 8))
+    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, rho=0.5, random_epochs=True,
+                         batches="once")
+    theta, st = drive(alg, p, rounds=3)
+    ref, W, _ = ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5, once=True)
+    close(theta, ref)
+    for c in W:
+        close(st.W[c], W[c])
+    # the per-epoch reshuffle (the default, PyTorch's shuffling loader) is another run
+    assert not np.allclose(theta, ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5)[0])
+    with pytest.raises(ValueError, match="batches"):
+        make_algorithm("fedadmm_gong", batches="twice")
 
 
 def test_early_code_client_order_is_its_own_random_stream():

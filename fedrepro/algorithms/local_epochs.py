@@ -193,16 +193,21 @@ class LocalEpochs(LocalSGD):
     E : local epochs (fixed), or the upper end of U{1..E} with ``random_epochs``.
     B : minibatch size, or ``"full"`` (one batch of all local samples per epoch).
     random_epochs : draw E_i ~ U{1..E} per client and round.
+    batches : ``per_epoch`` (default: every epoch a fresh shuffle of the local data, as PyTorch's
+        shuffling DataLoader) or ``once`` (the batches are made once per round and every epoch visits
+        them in that order: Gong et al.'s Algorithm 1, line 17 "create batches" before the epoch loop).
     """
 
     E: int = 1
     B: int | str = 50
     random_epochs: bool = False
+    batches: str = "per_epoch"
 
     name = "local_epochs"
     requires = (EPOCHS,)
     state_class = LocalEpochsState
-    constraints = {"E": [POSITIVE_INT], "B": [POSITIVE_INT, Options("full")], "random_epochs": [Boolean]}
+    constraints = {"E": [POSITIVE_INT], "B": [POSITIVE_INT, Options("full")], "random_epochs": [Boolean],
+                   "batches": [Options("per_epoch", "once")]}
 
     def local_epochs(self, ctx, clients: np.ndarray, r: int) -> np.ndarray:
         """E_i of every client of round r (fixed E, or U{1..E} from the stream ("epochs", r))."""
@@ -211,8 +216,12 @@ class LocalEpochs(LocalSGD):
         return np.full(len(clients), self.E, dtype=np.int64)
 
     def client_batches(self, state, problem, ctx, j, client, r):
-        """E_i shuffled passes over the client's data in batches of B (last partial batch kept)."""
-        return problem.epoch_batches(ctx.rng("minibatch", r, client), client, self.B, state.epochs[j])
+        """E_i passes over the client's data in batches of B (last partial batch kept): each pass shuffled
+        anew (``batches: per_epoch``), or the first pass's batches visited E_i times (``once``)."""
+        rng = ctx.rng("minibatch", r, client)
+        if self.batches == "once":
+            return list(problem.epoch_batches(rng, client, self.B, 1)) * int(state.epochs[j])
+        return problem.epoch_batches(rng, client, self.B, state.epochs[j])
 
     def client_update(self, state, problem, ctx, clients, r, rows=None):
         state.epochs = self.local_epochs(ctx, np.asarray(clients, dtype=np.int64), r)

@@ -40,10 +40,12 @@ VARIANTS = {EARLY: "early code", ALG1: "Alg. 1", HEAD: "Option II"}
 # The quick scale's MLP targets per variant (GO-12): spec §8.3's rule applied to that variant's own
 # curves (the provisional 96 / 80 / 40% lowered in 1-point steps until the variant's FedADMM reaches
 # it within the 20 rounds in the IID m = 100 cell; benchmarks/gong_targets.py): the early code's quick
-# cells peak at 0.9015 / 0.7875 / 0.3620 (rounds 20 / 18 / 14), Algorithm 1's at 0.4100 / 0.6725 / 0.2335
-# (rounds 16 / 17 / 9). The other variants (Option II, Fig. 8 only) are judged by final accuracy.
+# cells peak at 0.9015 / 0.7875 / 0.3620 (rounds 20 / 18 / 14), Algorithm 1's as printed (batches once,
+# plain SGD; GO-7) at 0.2900 / 0.6355 / 0.2080 (rounds 16 / 17 / 16; with momentum 0.5 and batches reshuffled
+# every epoch, until 2026-11-28: 0.4100 / 0.6725 / 0.2335 -> 41 / 67 / 23%). The other variants (Option II,
+# Fig. 8 only) are judged by final accuracy.
 MLP_TARGETS = {EARLY: {"mnist": 0.90, "fashion_mnist": 0.78, "cifar10": 0.36},
-               ALG1: {"mnist": 0.41, "fashion_mnist": 0.67, "cifar10": 0.23}}
+               ALG1: {"mnist": 0.29, "fashion_mnist": 0.63, "cifar10": 0.20}}
 TARGETS = {"cnn": {"mnist": 0.97, "fashion_mnist": 0.80, "cifar10": 0.45},
            "mlp": MLP_TARGETS[EARLY],
            "mlp_full": {"mnist": 0.96, "fashion_mnist": 0.80, "cifar10": 0.40}}
