@@ -112,3 +112,12 @@ def test_a_readings_fingerprint_covers_its_data_and_its_views_code():
     assert reg.fingerprint(claim, {"reading:fastest": q.compile_reading(claim["reading"], {"tidy": tidy2})}) != fp
     code = reg._shared_code(checks["reading:fastest"])
     assert any(k.endswith("query.rounds_to") for k in code) and any(k.endswith("query.extreme") for k in code)
+
+
+def test_a_reading_labels_its_components_from_the_setting_and_passes_on_a_views_not_testable():
+    from fedrepro.claims.evaluate import NotTestable
+    check = q.compile_reading({**READING, "label": "fast - best other at k0 = {k0}"}, name="x")
+    assert [c.label for c in check({"fig": _runs()}, {})] == ["fast - best other at k0 = 4", "fast - best other at k0 = 20"]
+    why = NotTestable("needs the timing pass")
+    gated = q.compile_reading({**READING, "frame": "timed"}, {"timed": lambda frames, summaries: why}, name="y")
+    assert gated({"fig": _runs()}, {}) is why

@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from fedrepro.claims.evaluate import NotTestable
 from fedrepro.claims.verdicts import Replicates
 
 
@@ -311,9 +312,11 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
                                   # or over: (ratio) or reduction: (100 (b - a) / b), paired by replicate
           multiply: 100           # optional factor
           scale: linear           # or log (ratios)
-          label: "FedEPM - best baseline CR"
+          label: "FedEPM - best baseline CR"   # ", k0=4" appended per setting; or placeholders:
+                                               # "FedEPM - best CR at k0 = {k0}" (the setting's values)
 
-    The function carries ``reading_views`` (the views it uses) so that the registration's fingerprint
+    A view may return :class:`~fedrepro.claims.evaluate.NotTestable` (why this build cannot decide), which
+    the check returns as it is. The function carries ``reading_views`` (the views it uses) so that the registration's fingerprint
     covers their code."""
     unknown = sorted(set(spec) - READING_KEYS)
     if unknown:
@@ -334,6 +337,8 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
     def check(frames, summaries):
         if view is not None:
             df = view(frames, summaries)
+            if isinstance(df, NotTestable):          # the view says why this build cannot decide
+                return df
         else:
             src = frames if frame == "trace" else {k.split(".")[0]: v for k, v in summaries.items()
                                                    if k.endswith(".timing") == (frame == "timing")}
@@ -349,7 +354,9 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
                 q = getattr(q, OPS[ops[0]])(quantity(rows, spec[ops[0]]))
             q = q.scaled(float(spec.get("multiply", 1.0)))
             tag = label_of(setting)
-            r = q.rep(label + (f", {tag}" if tag else ""), scale=spec.get("scale", "linear"))
+            text = label.format(**{k: _num(v) for k, v in setting.items()}) if "{" in label else (
+                label + (f", {tag}" if tag else ""))
+            r = q.rep(text, scale=spec.get("scale", "linear"))
             if r is not None:
                 out.append(r)
         return out or None
