@@ -1,28 +1,15 @@
-"""Our values for the claims of Zhou & Li, "Federated Learning via Inexact ADMM" (spec 000 Sec. 6),
-as :class:`~fedrepro.claims.Replicates` for the verdict engine. The readings that need no code are
-written as data in ``claims.yaml`` (``reading:``, compiled by :mod:`fedrepro.claims.query` on the
-views of :data:`VIEWS`); the functions here read what needs code, on the same query layer.
+"""Our values for the claims of Zhou & Li, "Federated Learning via Inexact ADMM" (spec 000 Sec. 6):
+the readings that need code, on the query layer (:mod:`fedrepro.claims.query`); the others are data
+(``reading:`` in ``claims.yaml``, on :data:`VIEWS`). Each check takes ``(frames, summaries)``
+(``"<exp>.timing"``: the timing pass's repetitions) and returns Replicates (a list for "every algorithm" /
+"both examples"), :class:`Outcome`, :class:`NotTestable`, or None when its experiments were not run.
 
-Every function takes ``(frames, summaries)`` (experiment id -> DataFrame; ``"<exp>.timing"`` holds
-the timing pass's repetitions) and returns Replicates (a list of them for "every algorithm" /
-"both examples" statements), :class:`Outcome`, :class:`NotTestable`, or None when the experiments
-it needs were not run.
-
-* CR: one value per instance, paired by instance index (both swept values, or both algorithms, on
-  the same instance index). Each baseline uses, per swept value, the step_c chosen by
-  :func:`fedrepro.papers.fedadmm_zhou.analysis.choose_steps`.
-* CPU time (``run_cpu_time``): one value per timing repetition. The timing pass re-runs every cell
-  R times with identical traces, interleaving the cells (each repetition runs every cell once), so a
-  repetition's ratio of two cells' times cancels the machine load common to that repetition. Per
-  repetition we take the median over instances of the chosen runs (the paper plots medians over
-  instances) and compare ratios on the log scale. A single build's single run of a sub-second cell is
-  never used as a time value.
-
-Round caps. A run stopped by ``max_rounds`` has not reached its target: its CR and CPU time are
-lower bounds of the true values, and so is a median over runs some of which hit the cap (a median
-does not decrease when any of its arguments grows). A difference or ratio inherits the bound
-(numerator capped: lower bound; denominator capped: upper bound; both: no information) and is passed
-as ``lower_bound`` / ``upper_bound`` flags, never as a value.
+CR: one value per instance, paired by instance index; each baseline at the step_c chosen per swept value
+(:func:`fedrepro.papers.fedadmm_zhou.analysis.choose_steps`). CPU time: one value per timing repetition
+(every cell re-run R times, interleaved: a ratio within a repetition cancels the machine load), the median
+over instances of the chosen runs, compared as ratios on the log scale; a single run is never a time value.
+A run stopped by ``max_rounds`` gives lower bounds (CR, time, and a median over runs some of which hit the
+cap); a difference or ratio inherits them as ``lower_bound`` / ``upper_bound`` flags, never as values.
 """
 from __future__ import annotations
 
