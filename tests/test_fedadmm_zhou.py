@@ -251,13 +251,18 @@ def test_figures_and_claims_smoke(tmp_path):
                                                     "status")}, "repeat": rep})
         summaries[f"{exp}.timing"] = pd.DataFrame(rows)
 
-    values = {name: check(frames, summaries) for name, check in CHECKS.items()}
+    from fedrepro.claims.evaluate import check_name
+    from fedrepro.papers.registry import checks
+
+    all_checks = checks("fedadmm_zhou", ROOT)            # CHECKS and the readings written as data
+    assert set(CHECKS) < set(all_checks)
+    values = {name: check(frames, summaries) for name, check in all_checks.items()}
     # every claim whose experiments ran gets a value; the others get None
     for claim in load_claims("fedadmm_zhou", ROOT):
         if claim["experiments"] and all(e in frames for e in claim["experiments"]):
-            assert values[claim["check"]] is not None, claim["id"]
+            assert values[check_name(claim)] is not None, claim["id"]
         elif claim["experiments"] and not any(e in frames for e in claim["experiments"]):
-            assert values[claim["check"]] is None, claim["id"]
+            assert values[check_name(claim)] is None, claim["id"]
     assert values["fedadmm_parameters"] is True and values["personalization_parameters"] is True
     # the FedADMM k0-trend: one replicate per instance, CR(k0 = 5) - CR(k0 = 1) of the same instance
     r = values["fig2_ls_fedadmm_cr_falls"]
@@ -282,7 +287,7 @@ def test_figures_and_claims_smoke(tmp_path):
     nt = CHECKS["fig2_time_rises_with_k0"](frames, no_timing)
     assert isinstance(nt, NotTestable) and "timing_repeats" in nt.reason
     # the claims table evaluates without errors and gives a reason for every row that does not hold
-    table = evaluate(load_claims("fedadmm_zhou", ROOT), CHECKS, frames, summaries, "fedadmm_zhou", scale="quick")
+    table = evaluate(load_claims("fedadmm_zhou", ROOT), all_checks, frames, summaries, "fedadmm_zhou", scale="quick")
     assert (table.loc[table["verdict"] != "holds", "why"].str.len() > 0).all()
     assert set(table["verdict"]) <= {"holds", "fails", "undecided", "unavailable"}
 
@@ -335,12 +340,12 @@ def _timing(summaries, exp, times, reps=4, jitter=0.03):
 
 def _verdict(claim_id, summaries, frames=None):
     from fedrepro.claims import evaluate
-    from fedrepro.papers.fedadmm_zhou.claims import CHECKS
     from fedrepro.claims.evaluate import load_claims
+    from fedrepro.papers.registry import checks
 
     claims = [c for c in load_claims("fedadmm_zhou", ROOT) if c["id"] == claim_id]
     frames = frames or {k: v for k, v in summaries.items() if "." not in k}   # these checks read summaries
-    row = evaluate(claims, CHECKS, frames, summaries, "fedadmm_zhou", scale="verify").iloc[0]
+    row = evaluate(claims, checks("fedadmm_zhou", ROOT), frames, summaries, "fedadmm_zhou", scale="verify").iloc[0]
     return row["verdict"], row["why"], row["our_value"]
 
 
@@ -512,3 +517,23 @@ def test_fewest_cr_and_fastest_needs_both_halves(monkeypatch):
     out = zc.fewest_cr_and_fastest({}, {})
     assert [r.label for r in out] == ["cr", "time"]
     assert decide(out, 0.5, "gt").verdict == "fails"              # the CR half alone would hold
+
+
+def test_fig1_fewest_cr_is_a_reading_over_k0_above_1():
+    from fedrepro.papers.registry import checks
+
+    rows = {}
+    for i in range(3):
+        for alg in ALG5:
+            for k0, r in ((1, 20), (10, 12), (50, 18)):
+                lower = alg == "fedadmm" and k0 > 1                   # FedADMM lowest at k0 > 1 only
+                rows[(alg, k0, i)] = r + i + (-5 if lower else 1 if alg == "fedadmm" else 0)
+    s = _summary("fig2_ls", "k0", rows)
+    v, why, ours = _verdict("fig1_fewest_cr", s)
+    assert v == "holds" and ours.startswith("Ex. 5.1: share of k0 with FedADMM's CR lowest: 1 ")
+    r = checks("fedadmm_zhou", ROOT)["reading:fig1_fewest_cr"](s, s)
+    assert len(r) == 1 and list(r[0].values) == [1.0, 1.0, 1.0]
+    # the same runs read over every k0 (Fig. 2's reading, code): k0 = 1 is a loss -> 2/3 per instance
+    both = {**s, **_summary("fig2_qot", "k0", rows)}
+    r2 = checks("fedadmm_zhou", ROOT)["fig2_fewest_cr"](both, both)
+    assert [list(x.values) for x in r2] == [[2 / 3] * 3] * 2

@@ -257,7 +257,7 @@ def fitted_ratio(x, y) -> float:
 
 
 # ---- readings as data ----------------------------------------------------------------------------------
-MEASURES = ("final", "at", "mean", "rounds_to", "column")
+MEASURES = ("final", "at", "mean", "rounds_to", "column", "lowest_share")
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
 
@@ -265,7 +265,9 @@ def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
     """One number per replicate of ``rows`` as the mapping ``spec`` says (one of):
 
     ``{final: metric, tail: 1}``, ``{at: round, metric: m}``, ``{mean: metric, from: lo, to: hi}``,
-    ``{rounds_to: level, metric: m, below: false}``, ``{column: name, how: first, capped: col}``;
+    ``{rounds_to: level, metric: m, below: false}``, ``{column: name, how: first, capped: col}``,
+    ``{lowest_share: target, group: algorithm, over: col(s), value: col, capped: col, complete: 1, above: x}``
+    (:func:`lowest_share`);
     ``by`` (default ``seed``) names the replicate column, ``x`` (default ``round``) the time axis."""
     by, x = spec.get("by", "seed"), spec.get("x", "round")
     kinds = [k for k in MEASURES if k in spec]
@@ -280,6 +282,9 @@ def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
         return mean_over(rows, spec["mean"], float(spec["from"]), float(spec["to"]), by, x)
     if kind == "rounds_to":
         return rounds_to(rows, spec["metric"], float(spec["rounds_to"]), bool(spec.get("below", False)), by, x)
+    if kind == "lowest_share":
+        return lowest_share(rows, spec["lowest_share"], spec.get("group", "algorithm"), spec["over"], spec["value"],
+                            by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
     return column(rows, spec["column"], by, spec.get("how", "first"), spec.get("capped"))
 
 
@@ -366,5 +371,47 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
     return check
 
 
+def _lowest_state(a_val, a_cap, b_vals, b_caps):
+    """The target strictly below every other value: True / False when the caps leave it decided, None when
+    open (a capped other not above the target, or a capped target)."""
+    if a_cap:
+        return False if any(bv <= a_val and not bc for bv, bc in zip(b_vals, b_caps)) else None
+    if all(a_val < bv for bv in b_vals):
+        return True
+    return False if any(bv <= a_val and not bc for bv, bc in zip(b_vals, b_caps)) else None
+
+
+def lowest_share(df, target, among: str, over, value: str, by: str = "seed", capped: str | None = None,
+                 complete: int = 1, above: float | None = None) -> PerSeed:
+    """Per replicate ``by``: the share of the settings (distinct values of ``over``, a column or a list of
+    columns) at which the row of ``among == target`` has a ``value`` strictly below every other row's (a tie
+    is not a win). A setting counts when the target ran and at least ``complete`` distinct others did;
+    ``above``: only settings whose (single) ``over`` value exceeds it. ``capped`` names a boolean column of
+    rows whose value is only a lower bound (a run that hit its cap): such a row decides only when it cannot
+    flip the comparison; a setting it leaves open counts as not lowest and makes the share a lower bound.
+    Replicates without any counted setting are left out."""
+    if df is None or df.empty or value not in df.columns:
+        return EMPTY
+    df = df.reset_index(drop=True)
+    over = [over] if isinstance(over, str) else list(over)
+    caps = df[capped].astype(bool) if capped else pd.Series(False, index=df.index)
+    vals, lb = {}, {}
+    for rep, d in df.groupby(by, sort=True):
+        states = []
+        for key, e in d.groupby(over if len(over) > 1 else over[0]):
+            if above is not None and not key > above:
+                continue
+            a, b = e[e[among] == target], e[e[among] != target]
+            if not len(a) or b[among].nunique() < max(complete, 1):
+                continue
+            states.append(_lowest_state(float(a[value].iloc[0]), bool(caps[a.index[0]]),
+                                        b[value].astype(float).tolist(), caps[b.index].tolist()))
+        if states:
+            vals[_key(rep)] = sum(s is True for s in states) / len(states)
+            lb[_key(rep)] = any(s is None for s in states)
+    return PerSeed.bounded(vals, lower=lb)
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
-           "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading"]
+           "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
+           "lowest_share"]

@@ -1,28 +1,15 @@
-"""Our values for the claims of Zhou & Li, "Federated Learning via Inexact ADMM" (spec 000 Sec. 6),
-as :class:`~fedrepro.claims.Replicates` for the verdict engine.
+"""Our values for the claims of Zhou & Li, "Federated Learning via Inexact ADMM" (spec 000 Sec. 6):
+the readings that need code, on the query layer (:mod:`fedrepro.claims.query`); the others are data
+(``reading:`` in ``claims.yaml``, on :data:`VIEWS`). Each check takes ``(frames, summaries)``
+(``"<exp>.timing"``: the timing pass's repetitions) and returns Replicates (a list for "every algorithm" /
+"both examples"), :class:`Outcome`, :class:`NotTestable`, or None when its experiments were not run.
 
-Every function takes ``(frames, summaries)`` (experiment id -> DataFrame; ``"<exp>.timing"`` holds
-the timing pass's repetitions) and returns Replicates (a list of them for "every algorithm" /
-"both examples" statements), :class:`Outcome`, :class:`NotTestable`, or None when the experiments
-it needs were not run.
-
-Replicates.
-
-* CR: one value per instance, paired by instance index (both swept values, or both algorithms, on
-  the same instance index). Each baseline uses, per swept value, the step_c chosen by
-  :func:`fedrepro.papers.fedadmm_zhou.analysis.choose_steps`.
-* CPU time (``run_cpu_time``): one value per timing repetition. The timing pass re-runs every cell
-  R times with identical traces, interleaving the cells (each repetition runs every cell once), so a
-  repetition's ratio of two cells' times cancels the machine load common to that repetition. Per
-  repetition we take the median over instances of the chosen runs (the paper plots medians over
-  instances) and compare ratios on the log scale. A single build's single run of a sub-second cell is
-  never used as a time value.
-
-Round caps. A run stopped by ``max_rounds`` has not reached its target: its CR and CPU time are
-lower bounds of the true values, and so is a median over runs some of which hit the cap (a median
-does not decrease when any of its arguments grows). A difference or ratio inherits the bound
-(numerator capped: lower bound; denominator capped: upper bound; both: no information) and is passed
-as ``lower_bound`` / ``upper_bound`` flags, never as a value.
+CR: one value per instance, paired by instance index; each baseline at the step_c chosen per swept value
+(:func:`fedrepro.papers.fedadmm_zhou.analysis.choose_steps`). CPU time: one value per timing repetition
+(every cell re-run R times, interleaved: a ratio within a repetition cancels the machine load), the median
+over instances of the chosen runs, compared as ratios on the log scale; a single run is never a time value.
+A run stopped by ``max_rounds`` gives lower bounds (CR, time, and a median over runs some of which hit the
+cap); a difference or ratio inherits them as ``lower_bound`` / ``upper_bound`` flags, never as values.
 """
 from __future__ import annotations
 
@@ -33,14 +20,19 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
+from fedrepro.claims.query import column, lowest_share, select
 from fedrepro.papers.fedadmm_zhou.analysis import ALGS, LABELS, choose_steps
 
 BASELINES = [a for a in ALGS if a != "fedadmm"]
 PAPER_MAX_ROUNDS = 1000        # spec 000 C14: the code's maxit = 1000 k0 iterations
-PAPER_FIG5_SECONDS = {"fedadmm": 73.0, "fedavg": 475.0, "fedprox": 728.0, "fedalt": 3834.0, "fedsim": 4711.0}
 EXAMPLE = {"fig2_ls": "Ex. 5.1", "fig3_ls": "Ex. 5.1", "fig4_ls": "Ex. 5.1", "fig5_ls": "Ex. 5.1 (n = 1000)",
            "fig2_qot": "Ex. 5.2 qot", "fig3_qot": "Ex. 5.2 qot", "fig4_qot": "Ex. 5.2 qot", "fig5_rls": "Ex. 5.2 rls"}
 YAML = "fedrepro/papers/fedadmm_zhou/experiments.yaml"
+OVERALL = {"fig2_ls": "k0", "fig2_qot": "k0", "fig3_ls": "rho", "fig3_qot": "rho", "fig4_ls": "m", "fig4_qot": "m",
+           "fig5_ls": "m"}
+# per quantity: the summary column, the replicate, the baselines a setting needs, the name in labels
+CR = {"value": "rounds", "by": "instance", "complete": len(BASELINES), "name": "CR"}
+TIME = {"value": "time", "by": "repeat", "complete": 1, "name": "CPU time"}
 
 
 def remark41_probability(s0: int, frac: float, m: int = 1000) -> float:
@@ -70,6 +62,17 @@ def chosen_runs(summaries, exp, x) -> pd.DataFrame | None:
     return c
 
 
+def chosen_view(frames, summaries) -> pd.DataFrame | None:
+    """VIEWS['chosen']: the chosen runs of every experiment of OVERALL that ran, in one frame with
+    ``experiment`` and ``x`` (the value of the experiment's swept variable)."""
+    return _pooled([(e, c) for e, x in OVERALL.items() if (c := chosen_runs(summaries, e, x)) is not None])
+
+
+def _pooled(parts) -> pd.DataFrame | None:
+    """[(experiment, frame)] as one frame with ``experiment`` and ``x`` (its OVERALL variable)."""
+    return pd.concat([t.assign(experiment=e, x=t[OVERALL[e]]) for e, t in parts], ignore_index=True) if parts else None
+
+
 def _cap_note(summaries, exps) -> str:
     caps = sorted({int(s.loc[s["status"] == "max_rounds", "rounds"].max()) for e in exps
                    if (s := _s(summaries, e)) is not None and (s["status"] == "max_rounds").any()})
@@ -77,58 +80,12 @@ def _cap_note(summaries, exps) -> str:
             f"{PAPER_MAX_ROUNDS})") if caps else ""
 
 
-# ---- CR: paired differences per instance -----------------------------------------------------------
-def cr_difference(c: pd.DataFrame, x, alg, x0, x1, alg0=None, sign=1.0, label=""):
-    """Replicates of sign * (CR of ``alg`` at x1 - CR of ``alg0`` (default ``alg``) at x0), one per
-    instance present at both; capped runs turn a value into a bound."""
-    alg0 = alg0 or alg
-    a = c[(c["algorithm"] == alg0) & (c[x] == x0)].set_index("instance")
-    b = c[(c["algorithm"] == alg) & (c[x] == x1)].set_index("instance")
-    inst = sorted(set(a.index) & set(b.index))
-    if not inst:
-        return None
-    a, b = a.loc[inst], b.loc[inst]
-    v = sign * (b["rounds"].to_numpy(float) - a["rounds"].to_numpy(float))
-    ca, cb = a["capped"].to_numpy(bool), b["capped"].to_numpy(bool)
-    up, lo = cb, ca                          # b capped: b - a is a lower bound; a capped: an upper bound
-    if sign < 0:
-        up, lo = lo, up
-    return Replicates(v, label=label, lower_bound=up, upper_bound=lo)
+# ---- per instance (CR) or per timing repetition (time), capped runs as lower bounds ----------------------
+def _at(tab, q, x, alg, xv):
+    """CR of ``alg`` at ``x = xv`` per instance (chosen runs), or its median time per repetition."""
+    return column(select(tab, algorithm=alg, **{x: xv}), q["value"], by=q["by"], capped="capped")
 
 
-def _ends(tab, x, algs, exp, what: str, sep: str, one):
-    """[Replicates] of ``one(algorithm, smallest x, largest x, label)`` for each algorithm of ``algs``,
-    from the smallest to the largest ``x`` of ``tab`` (none when fewer than two values ran)."""
-    xs = sorted(tab[x].unique())
-    if len(xs) < 2:
-        return []
-    out = []
-    for alg in algs:
-        r = one(alg, xs[0], xs[-1],
-                f"{EXAMPLE.get(exp, exp)} {LABELS[alg]} {what}({x}={_fmt(xs[-1])}) {sep} {what}({x}={_fmt(xs[0])})")
-        if r is not None:
-            out.append(r)
-    return out
-
-
-def cr_trend(exps, x, direction, algs=ALGS):
-    """Check: per (experiment, algorithm), CR at the largest ``x`` minus at the smallest, paired by
-    instance ('down': the claim compares it ``lt 0``; 'up': ``gt 0``)."""
-    def check(frames, summaries):
-        out = []
-        for exp in exps:
-            c = chosen_runs(summaries, exp, x)
-            if c is None:
-                continue
-            out += _ends(c, x, algs, exp, "CR", "-",
-                         lambda alg, lo, hi, label: cr_difference(c, x, alg, lo, hi, label=label))
-        return out or None
-    check.__doc__ = (f"Per {exps} x {algs}: CR at the largest {x} minus at the smallest, paired by instance "
-                     f"(expected {direction}; capped runs as bounds).")
-    return check
-
-
-# ---- CPU time: ratios per timing repetition --------------------------------------------------------
 def timing_medians(summaries, exp, x) -> pd.DataFrame | None | NotTestable:
     """Per (algorithm, x, repeat): median over instances of the chosen runs' ``run_cpu_time`` in the
     timing pass, with ``capped`` (some chosen run hit the cap: the median is a lower bound)."""
@@ -147,151 +104,92 @@ def timing_medians(summaries, exp, x) -> pd.DataFrame | None | NotTestable:
             .reset_index())
 
 
-def _timings(summaries, exps, x):
-    """[(experiment, timing medians)] of the experiments of ``exps`` that ran, or the first NotTestable
-    (an experiment without its timing pass)."""
+def _tables(summaries, exps, x, q):
+    """[(experiment, chosen runs or timing medians)] of the experiments of ``exps`` that ran, or the first
+    NotTestable (an experiment without its timing pass)."""
     out = []
     for exp in exps:
-        tm = timing_medians(summaries, exp, x)
-        if isinstance(tm, NotTestable):
-            return tm
-        if tm is not None:
-            out.append((exp, tm))
+        tab = timing_medians(summaries, exp, x) if q is TIME else chosen_runs(summaries, exp, x)
+        if isinstance(tab, NotTestable):
+            return tab
+        if tab is not None:
+            out.append((exp, tab))
     return out
 
 
-def time_ratio(tm: pd.DataFrame, x, num, den, label=""):
-    """Replicates of time(num) / time(den) per repetition; ``num``/``den`` are (algorithm, x value)."""
-    a = tm[(tm["algorithm"] == num[0]) & (tm[x] == num[1])].set_index("repeat")
-    b = tm[(tm["algorithm"] == den[0]) & (tm[x] == den[1])].set_index("repeat")
-    reps = sorted(set(a.index) & set(b.index))
-    if not reps:
-        return None
-    a, b = a.loc[reps], b.loc[reps]
-    v = a["time"].to_numpy(float) / b["time"].to_numpy(float)
-    return Replicates(v, label=label, scale="log", lower_bound=a["capped"].to_numpy(bool),
-                      upper_bound=b["capped"].to_numpy(bool))
-
-
-def time_trend(exps, x, direction, algs=ALGS):
-    """Check: per (experiment, algorithm), CPU time at the largest ``x`` over that at the smallest,
-    one ratio per timing repetition (expected above 1 for 'up', below 1 for 'down')."""
+def trend(exps, x, q, algs=ALGS):
+    """Check: per (experiment, algorithm), the value at the largest ``x`` against the smallest: CR
+    difference per instance (``CR``), CPU-time ratio per timing repetition (``TIME``, log scale)."""
     def check(frames, summaries):
-        out = []
-        timed = _timings(summaries, exps, x)
+        timed = _tables(summaries, exps, x, q)
         if isinstance(timed, NotTestable):
             return timed
-        for exp, tm in timed:
-            out += _ends(tm, x, algs, exp, "time", "/",
-                         lambda alg, lo, hi, label: time_ratio(tm, x, (alg, hi), (alg, lo), label=label))
-        return out or None
-    check.__doc__ = (f"Per {exps} x {algs}: CPU-time ratio largest / smallest {x} per timing repetition "
-                     f"(medians over instances; expected {direction}).")
+        out = []
+        for exp, tab in timed:
+            xs = sorted(tab[x].unique())
+            for alg in algs if len(xs) > 1 else []:
+                lo, hi = _at(tab, q, x, alg, xs[0]), _at(tab, q, x, alg, xs[-1])
+                what, sep = ("CR", "-") if q is CR else ("time", "/")
+                out.append((hi - lo if q is CR else hi.ratio(lo)).rep(
+                    f"{EXAMPLE.get(exp, exp)} {LABELS[alg]} {what}({x}={_fmt(xs[-1])}) {sep} {what}({x}={_fmt(xs[0])})",
+                    scale="linear" if q is CR else "log"))
+        return [r for r in out if r is not None] or None
+    check.__doc__ = f"Per {exps} x {algs}: {q['name']} at the largest {x} against the smallest (capped runs as bounds)."
     return check
 
 
-# ---- "FedADMM best" shares of settings ---------------------------------------------------------------
-def _best_states(a_val, a_cap, b_vals, b_caps):
-    """FedADMM strictly below every baseline: True / False when the caps leave it decided, None
-    when open (a capped baseline not above FedADMM, or a capped FedADMM)."""
-    if a_cap:
-        return False if any(bv <= a_val and not bc for bv, bc in zip(b_vals, b_caps)) else None
-    if all(a_val < bv for bv in b_vals):
-        return True
-    return False if any(bv <= a_val and not bc for bv, bc in zip(b_vals, b_caps)) else None
+# ---- "FedADMM best" shares of settings -----------------------------------------------------------------
+def _lowest(tab, q, over):
+    """Per replicate: the share of the settings ``over`` at which FedADMM's value is strictly the lowest."""
+    return lowest_share(tab, "fedadmm", "algorithm", over, q["value"], by=q["by"], capped="capped",
+                        complete=q["complete"])
 
 
-def _share(states):
-    """Share of True among states, counting open ones as False; open ones make it a lower bound."""
-    return sum(s is True for s in states) / len(states), any(s is None for s in states)
-
-
-def cr_best_share(exps, x, min_x=None, pooled=False, label=""):
-    """Check: per instance, the share of the swept values of ``x`` (> ``min_x`` when given) at which
-    FedADMM's CR is strictly below every baseline's (chosen steps). One Replicates per experiment
-    (example), or one over all experiments when ``pooled`` (per instance index, the settings run for it)."""
-    def per_exp(summaries, exp, xx):
-        c = chosen_runs(summaries, exp, xx)
-        if c is None:
-            return None
-        out = {}
-        for inst, d in c.groupby("instance"):
-            states = []
-            for xv, e in d.groupby(xx):
-                if min_x is not None and xv <= min_x:
-                    continue
-                a = e[e["algorithm"] == "fedadmm"]
-                b = e[e["algorithm"] != "fedadmm"]
-                if not len(a) or b["algorithm"].nunique() < len(BASELINES):
-                    continue
-                states.append(_best_states(float(a["rounds"].iloc[0]), bool(a["capped"].iloc[0]),
-                                           b["rounds"].astype(float).tolist(), b["capped"].tolist()))
-            if states:
-                out[inst] = states
-        return out or None
-
+def best_share(exps, x, q):
+    """Check: per replicate, the share of the swept values of ``x`` at which FedADMM's value is strictly
+    below every baseline's (capped runs decide only when they cannot flip it; open settings make the share
+    a lower bound); one Replicates per experiment."""
     def check(frames, summaries):
-        per = {}
-        for exp in exps:
-            xx = x[exp] if isinstance(x, dict) else x
-            r = per_exp(summaries, exp, xx)
-            if r is not None:
-                per[exp] = r
-        if not per:
-            return None
-        if pooled:
-            # per instance index, the share over every setting run for it (experiments with fewer
-            # instances, e.g. Fig. 5, contribute to the low indices only)
-            inst = sorted(set.union(*(set(r) for r in per.values())))
-            shares = [_share([s for r in per.values() if i in r for s in r[i]]) for i in inst]
-            return [Replicates([v for v, _ in shares], label=label or "share of settings (all examples)",
-                               lower_bound=[b for _, b in shares])]
-        out = []
-        for exp, r in per.items():
-            shares = [_share(r[i]) for i in sorted(r)]
-            out.append(Replicates([v for v, _ in shares],
-                                  label=f"{EXAMPLE.get(exp, exp)}: share of {x if isinstance(x, str) else x[exp]} "
-                                        f"with FedADMM's CR lowest",
-                                  lower_bound=[b for _, b in shares]))
-        return out
-    check.__doc__ = (f"Per instance: share of the settings of {exps} at which FedADMM's CR is strictly the "
-                     "lowest (capped runs decide only when they cannot flip it; open settings make the "
-                     "share a lower bound).")
-    return check
-
-
-def _time_states(tm, x) -> dict:
-    """{timing repetition: [FedADMM's best-state at each value of ``x``]} from ``timing_medians`` (a value
-    without FedADMM or without a baseline is skipped)."""
-    per_rep = {}
-    for rep, d in tm.groupby("repeat"):
-        for xv, e in d.groupby(x):
-            a, b = e[e["algorithm"] == "fedadmm"], e[e["algorithm"] != "fedadmm"]
-            if len(a) and len(b):
-                per_rep.setdefault(rep, []).append(_best_states(
-                    float(a["time"].iloc[0]), bool(a["capped"].iloc[0]), b["time"].astype(float).tolist(),
-                    b["capped"].tolist()))
-    return per_rep
-
-
-def time_best_share(exps, x):
-    """Check: per timing repetition, the share of the swept values of ``x`` at which FedADMM's
-    median CPU time is strictly below every baseline's; one Replicates per experiment."""
-    def check(frames, summaries):
-        out = []
-        timed = _timings(summaries, exps, x)
+        timed = _tables(summaries, exps, x, q)
         if isinstance(timed, NotTestable):
             return timed
-        for exp, tm in timed:
-            per_rep = _time_states(tm, x)
-            shares = [_share(per_rep[r]) for r in sorted(per_rep)]
-            vals, bounds = [v for v, _ in shares], [b for _, b in shares]
-            if vals:
-                out.append(Replicates(vals, label=f"{EXAMPLE.get(exp, exp)}: share of {x} with FedADMM's CPU time lowest",
-                                      lower_bound=bounds))
-        return out or None
-    check.__doc__ = f"Per timing repetition: share of the {x} of {exps} at which FedADMM's median CPU time is the lowest."
+        out = [_lowest(tab, q, x).rep(f"{EXAMPLE.get(exp, exp)}: share of {x} with FedADMM's {q['name']} lowest")
+               for exp, tab in timed]
+        return [r for r in out if r is not None] or None
+    check.__doc__ = f"Per replicate: share of the {x} of {exps} at which FedADMM's {q['name']} is the lowest."
     return check
+
+
+def fewest_cr_overall(frames, summaries):
+    """Per instance, the share of every setting of OVERALL run for it (experiments with fewer instances,
+    e.g. Fig. 5, contribute to the low indices only) at which FedADMM's CR is strictly the lowest."""
+    r = _lowest(chosen_view(frames, summaries), CR, ["experiment", "x"])
+    r = r.rep("share of all settings with FedADMM's CR lowest")
+    return [r] if r is not None else None
+
+
+def _time_share_pooled(summaries):
+    """Per timing repetition: the share of all settings of OVERALL (every experiment with a timing pass)
+    at which FedADMM's median CPU time is strictly the lowest; NotTestable without the timing passes."""
+    timed = {e: timing_medians(summaries, e, x) for e, x in OVERALL.items()}
+    missing = [e for e, tm in timed.items() if tm is None or isinstance(tm, NotTestable)]
+    if missing:
+        return NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
+                           f"{', '.join(missing)} (set timing_repeats in {YAML})")
+    return _lowest(_pooled(list(timed.items())), TIME, ["experiment", "x"]).rep(
+        "share of all settings with FedADMM's CPU time lowest")
+
+
+def fewest_cr_and_fastest(frames, summaries):
+    """Both halves of contribution d): per instance, the share of all settings with FedADMM's CR lowest, and
+    per timing repetition, the share with its CPU time lowest; the claim needs both (never one half alone)."""
+    cr = fewest_cr_overall(frames, summaries)
+    tm = _time_share_pooled(summaries)
+    if isinstance(tm, NotTestable):
+        halves = ", ".join(f"{r.label} {np.mean(r.values):.3g} (n={len(r.values)})" for r in cr or [])
+        shown = "; CR half: " + halves if cr else ""
+        return NotTestable(tm.reason + shown)
+    return (cr or []) + [tm] if cr else None
 
 
 # ---- text-only statements and identities -------------------------------------------------------------
@@ -391,49 +289,28 @@ def fig1_all_reach(frames, summaries):
     s = _s(summaries, "fig2_ls")
     if s is None or "fig2_ls" not in frames:
         return None
-    c = choose_steps(s, ["k0"])
-    runs = reach_states(frames["fig2_ls"], c, s)
-    vals, bnd = [], []
-    for inst in sorted({r["instance"] for r in runs}):
-        rr = [r for r in runs if r["instance"] == inst]
-        v, b = _share([r["state"] for r in rr])
-        vals.append(v)
-        bnd.append(b)
-    if not vals:
+    runs = reach_states(frames["fig2_ls"], choose_steps(s, ["k0"]), s)
+    insts = sorted({r["instance"] for r in runs})
+    if not insts:
         return None
+    states = [[r["state"] for r in runs if r["instance"] == i] for i in insts]
+    vals = [sum(x is True for x in st) / len(st) for st in states]
     bad = [r for r in runs if r["state"] is not True]
     why = (f"{len(bad)} of {len(runs)} runs did not reach f_A: {_runs_text(bad)}"
            + (f" ({_cap_note(summaries, ['fig2_ls'])})" if any(r["state"] is None for r in bad) else "")) if bad else ""
-    return Outcome(Replicates(vals, label="share of Fig. 1 baseline runs reaching f_A", lower_bound=bnd), why=why)
+    return Outcome(Replicates(vals, label="share of Fig. 1 baseline runs reaching f_A",
+                              lower_bound=[any(x is None for x in st) for st in states]), why=why)
 
 
-fig1_fewest_cr_k0_gt_1 = cr_best_share(["fig2_ls"], "k0", min_x=1)
-
-
-# ---- Figs. 2-5 --------------------------------------------------------------------------------------
-fedadmm_cr_falls_with_k0 = cr_trend(["fig2_ls", "fig2_qot"], "k0", "down", algs=["fedadmm"])
-fig2_ls_fedadmm_cr_falls = cr_trend(["fig2_ls"], "k0", "down", algs=["fedadmm"])
-fig2_ls_baselines_cr_rises = cr_trend(["fig2_ls"], "k0", "up", algs=BASELINES)
-fig2_qot_cr_falls = cr_trend(["fig2_qot"], "k0", "down")
-fig2_time_rises_with_k0 = time_trend(["fig2_ls", "fig2_qot"], "k0", "up")
-fig2_fewest_cr = cr_best_share(["fig2_ls", "fig2_qot"], "k0")
-fig2_fastest = time_best_share(["fig2_ls", "fig2_qot"], "k0")
-
-fig3_ls_cr_falls_with_rho = cr_trend(["fig3_ls"], "rho", "down")
-fig3_ls_time_falls_with_rho = time_trend(["fig3_ls"], "rho", "down")
-fig3_qot_time_rises_with_rho = time_trend(["fig3_qot"], "rho", "up")
-fig3_fewest_cr = cr_best_share(["fig3_ls", "fig3_qot"], "rho")
-
-
+# ---- Figs. 3-5: readings that need code -------------------------------------------------------------------
 def fig3_qot_fedadmm_cr_spread(frames, summaries):
     """Per instance: (max - min) / median of FedADMM's CR over the swept rho (a constant level: 0), the
     reading first registered (2026-11-21). A capped run makes the value a lower bound."""
     c = chosen_runs(summaries, "fig3_qot", "rho")
     if c is None:
         return None
-    a = c[c["algorithm"] == "fedadmm"]
     vals, lo, rows = [], [], []
-    for inst, d in a.groupby("instance"):
+    for inst, d in c[c["algorithm"] == "fedadmm"].groupby("instance"):
         if d["rho"].nunique() < 2:
             continue
         d = d.sort_values("rho")
@@ -450,13 +327,6 @@ def fig3_qot_fedadmm_cr_spread(frames, summaries):
     return Outcome(Replicates(vals, label="FedADMM (max - min)/median CR over rho", lower_bound=lo), why=why)
 
 
-fig4_ls_cr_falls_with_m = cr_trend(["fig4_ls"], "m", "down")
-fig4_ls_time_rises_with_m = time_trend(["fig4_ls"], "m", "up")
-fig4_qot_fedadmm_cr_falls_with_m = cr_trend(["fig4_qot"], "m", "down", algs=["fedadmm"])
-fig4_fewest_cr = cr_best_share(["fig4_ls", "fig4_qot"], "m")
-fig4_fastest = time_best_share(["fig4_ls", "fig4_qot"], "m")
-
-
 def fig4_qot_baselines_cr_dip(frames, summaries):
     """Per baseline (qot): CR(100) - CR(50) (paper: below 0) and -(CR(largest m) - CR(100)) (paper:
     ascending, so below 0 after the sign flip), paired by instance index."""
@@ -468,81 +338,25 @@ def fig4_qot_baselines_cr_dip(frames, summaries):
         return NotTestable(f"needs m in {{50, 100}} and an m above 100 in fig4_qot (have {xs}; {YAML})")
     out = []
     for alg in BASELINES:
-        for r in (cr_difference(c, "m", alg, 50, 100, label=f"{LABELS[alg]} CR(m=100) - CR(m=50)"),
-                  cr_difference(c, "m", alg, 100, xs[-1], sign=-1.0,
-                                label=f"{LABELS[alg]} -(CR(m={xs[-1]}) - CR(m=100))")):
-            if r is not None:
-                out.append(r)
-    return out or None
-
-
-fig5_ls_cr_falls_with_m = cr_trend(["fig5_ls"], "m", "down")
-fig5_ls_time_rises_with_m = time_trend(["fig5_ls"], "m", "up")
-fig5_rls_cr_rises_with_m = cr_trend(["fig5_rls"], "m", "up")
-fig5_rls_time_rises_with_m = time_trend(["fig5_rls"], "m", "up")
-
-
-def _fig5_largest(summaries):
-    tm = timing_medians(summaries, "fig5_ls", "m")
-    if tm is None or isinstance(tm, NotTestable):
-        return tm, None
-    return tm, tm["m"].max()
+        cr = {m: _at(c, CR, "m", alg, m) for m in (50, 100, xs[-1])}
+        out += [(cr[100] - cr[50]).rep(f"{LABELS[alg]} CR(m=100) - CR(m=50)"),
+                (cr[xs[-1]] - cr[100]).scaled(-1.0).rep(f"{LABELS[alg]} -(CR(m={xs[-1]}) - CR(m=100))")]
+    return [r for r in out if r is not None] or None
 
 
 def _fig5_ratios(pairs):
     def check(frames, summaries):
-        tm, m = _fig5_largest(summaries)
+        tm = timing_medians(summaries, "fig5_ls", "m")
         if tm is None or isinstance(tm, NotTestable):
             return tm
-        out = [time_ratio(tm, "m", (a, m), (b, m), label=f"time {LABELS[a]} / {LABELS[b]} at m = {m}")
-               for a, b in pairs]
+        m = tm["m"].max()
+        out = [_at(tm, TIME, "m", a, m).ratio(_at(tm, TIME, "m", b, m)).rep(
+            f"time {LABELS[a]} / {LABELS[b]} at m = {m}", scale="log") for a, b in pairs]
         out = [r for r in out if r is not None]
         return (out if len(out) > 1 else out[0]) if out else None
     check.__doc__ = ("CPU-time ratios " + ", ".join(f"{a}/{b}" for a, b in pairs)
                      + " at the largest m of fig5_ls, one per timing repetition (medians over instances).")
     return check
-
-
-fig5_fedadmm_faster = _fig5_ratios([(b, "fedadmm") for b in BASELINES])
-fig5_time_ordering = _fig5_ratios([("fedprox", "fedavg"), ("fedalt", "fedprox"), ("fedsim", "fedalt")])
-
-fewest_cr_overall = cr_best_share(["fig2_ls", "fig2_qot", "fig3_ls", "fig3_qot", "fig4_ls", "fig4_qot", "fig5_ls"],
-                                  {"fig2_ls": "k0", "fig2_qot": "k0", "fig3_ls": "rho", "fig3_qot": "rho",
-                                   "fig4_ls": "m", "fig4_qot": "m", "fig5_ls": "m"}, pooled=True,
-                                  label="share of all settings with FedADMM's CR lowest")
-
-OVERALL = {"fig2_ls": "k0", "fig2_qot": "k0", "fig3_ls": "rho", "fig3_qot": "rho", "fig4_ls": "m", "fig4_qot": "m",
-           "fig5_ls": "m"}
-
-
-def _time_share_pooled(summaries):
-    """Per timing repetition: the share of all settings of OVERALL (every experiment with a timing pass)
-    at which FedADMM's median CPU time is strictly the lowest; NotTestable without the timing passes."""
-    per_rep, missing = {}, []
-    for exp, x in OVERALL.items():
-        tm = timing_medians(summaries, exp, x)
-        if tm is None or isinstance(tm, NotTestable):
-            missing.append(exp)
-            continue
-        for rep, states in _time_states(tm, x).items():
-            per_rep.setdefault(rep, []).extend(states)
-    if missing:
-        return NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
-                           f"{', '.join(missing)} (set timing_repeats in {YAML})")
-    shares = [_share(per_rep[r]) for r in sorted(per_rep)]
-    return Replicates([v for v, _ in shares], label="share of all settings with FedADMM's CPU time lowest",
-                      lower_bound=[b for _, b in shares])
-
-
-def fewest_cr_and_fastest(frames, summaries):
-    """Both halves of contribution d): per instance, the share of all settings with FedADMM's CR lowest, and
-    per timing repetition, the share with its CPU time lowest; the claim needs both (never one half alone)."""
-    cr = fewest_cr_overall(frames, summaries)
-    tm = _time_share_pooled(summaries)
-    if isinstance(tm, NotTestable):
-        shown = "; CR half: " + ", ".join(f"{r.label} {np.mean(r.values):.3g} (n={len(r.values)})" for r in cr) if cr else ""
-        return NotTestable(tm.reason + shown)
-    return (cr or []) + [tm] if cr else None
 
 
 CHECKS = {
@@ -553,32 +367,32 @@ CHECKS = {
     "table1_qot": _table1("table1_qot", 1024, 8992),
     "table1_rls": _table1("table1_rls", 20958, 72309),
     "fig1_all_reach": fig1_all_reach,
-    "fig1_fewest_cr_k0_gt_1": fig1_fewest_cr_k0_gt_1,
-    "fedadmm_cr_falls_with_k0": fedadmm_cr_falls_with_k0,
-    "fig2_ls_fedadmm_cr_falls": fig2_ls_fedadmm_cr_falls,
-    "fig2_ls_baselines_cr_rises": fig2_ls_baselines_cr_rises,
-    "fig2_qot_cr_falls": fig2_qot_cr_falls,
-    "fig2_time_rises_with_k0": fig2_time_rises_with_k0,
-    "fig2_fewest_cr": fig2_fewest_cr,
-    "fig2_fastest": fig2_fastest,
-    "fig3_ls_cr_falls_with_rho": fig3_ls_cr_falls_with_rho,
-    "fig3_ls_time_falls_with_rho": fig3_ls_time_falls_with_rho,
+    "fedadmm_cr_falls_with_k0": trend(["fig2_ls", "fig2_qot"], "k0", CR, algs=["fedadmm"]),
+    "fig2_ls_fedadmm_cr_falls": trend(["fig2_ls"], "k0", CR, algs=["fedadmm"]),
+    "fig2_ls_baselines_cr_rises": trend(["fig2_ls"], "k0", CR, algs=BASELINES),
+    "fig2_qot_cr_falls": trend(["fig2_qot"], "k0", CR),
+    "fig2_time_rises_with_k0": trend(["fig2_ls", "fig2_qot"], "k0", TIME),
+    "fig2_fewest_cr": best_share(["fig2_ls", "fig2_qot"], "k0", CR),
+    "fig2_fastest": best_share(["fig2_ls", "fig2_qot"], "k0", TIME),
+    "fig3_ls_cr_falls_with_rho": trend(["fig3_ls"], "rho", CR),
+    "fig3_ls_time_falls_with_rho": trend(["fig3_ls"], "rho", TIME),
     "fig3_qot_fedadmm_cr_spread": fig3_qot_fedadmm_cr_spread,
-    "fig3_qot_time_rises_with_rho": fig3_qot_time_rises_with_rho,
-    "fig3_fewest_cr": fig3_fewest_cr,
-    "fig4_ls_cr_falls_with_m": fig4_ls_cr_falls_with_m,
-    "fig4_ls_time_rises_with_m": fig4_ls_time_rises_with_m,
-    "fig4_qot_fedadmm_cr_falls_with_m": fig4_qot_fedadmm_cr_falls_with_m,
+    "fig3_qot_time_rises_with_rho": trend(["fig3_qot"], "rho", TIME),
+    "fig3_fewest_cr": best_share(["fig3_ls", "fig3_qot"], "rho", CR),
+    "fig4_ls_cr_falls_with_m": trend(["fig4_ls"], "m", CR),
+    "fig4_ls_time_rises_with_m": trend(["fig4_ls"], "m", TIME),
+    "fig4_qot_fedadmm_cr_falls_with_m": trend(["fig4_qot"], "m", CR, algs=["fedadmm"]),
     "fig4_qot_baselines_cr_dip": fig4_qot_baselines_cr_dip,
-    "fig4_fewest_cr": fig4_fewest_cr,
-    "fig4_fastest": fig4_fastest,
-    "fig5_ls_cr_falls_with_m": fig5_ls_cr_falls_with_m,
-    "fig5_ls_time_rises_with_m": fig5_ls_time_rises_with_m,
-    "fig5_rls_cr_rises_with_m": fig5_rls_cr_rises_with_m,
-    "fig5_rls_time_rises_with_m": fig5_rls_time_rises_with_m,
-    "fig5_fedadmm_faster": fig5_fedadmm_faster,
-    "fig5_time_ordering": fig5_time_ordering,
+    "fig4_fewest_cr": best_share(["fig4_ls", "fig4_qot"], "m", CR),
+    "fig4_fastest": best_share(["fig4_ls", "fig4_qot"], "m", TIME),
+    "fig5_ls_cr_falls_with_m": trend(["fig5_ls"], "m", CR),
+    "fig5_ls_time_rises_with_m": trend(["fig5_ls"], "m", TIME),
+    "fig5_rls_cr_rises_with_m": trend(["fig5_rls"], "m", CR),
+    "fig5_rls_time_rises_with_m": trend(["fig5_rls"], "m", TIME),
+    "fig5_fedadmm_faster": _fig5_ratios([(b, "fedadmm") for b in BASELINES]),
+    "fig5_time_ordering": _fig5_ratios([("fedprox", "fedavg"), ("fedalt", "fedprox"), ("fedsim", "fedalt")]),
     **{f"fig5_time_ratio_{a}": _fig5_ratios([(a, "fedadmm")]) for a in BASELINES},
-    "fewest_cr_overall": fewest_cr_overall,
     "fewest_cr_and_fastest": fewest_cr_and_fastest,
 }
+
+VIEWS = {"chosen": chosen_view}
