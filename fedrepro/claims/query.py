@@ -257,8 +257,45 @@ def fitted_ratio(x, y) -> float:
 
 
 # ---- readings as data ----------------------------------------------------------------------------------
-MEASURES = ("final", "at", "mean", "rounds_to", "column", "lowest_share")
+def _final(rows, spec, by, x):
+    return final(rows, spec["final"], int(spec.get("tail", 1)), by, x)
+
+
+def _at(rows, spec, by, x):
+    return value_at(rows, spec["metric"], float(spec["at"]), by, x)
+
+
+def _mean(rows, spec, by, x):
+    return mean_over(rows, spec["mean"], float(spec["from"]), float(spec["to"]), by, x)
+
+
+def _rounds_to(rows, spec, by, x):
+    return rounds_to(rows, spec["metric"], float(spec["rounds_to"]), bool(spec.get("below", False)), by, x)
+
+
+def _column(rows, spec, by, x):
+    return column(rows, spec["column"], by, spec.get("how", "first"), spec.get("capped"))
+
+
+def _lowest_share(rows, spec, by, x):
+    return lowest_share(rows, spec["lowest_share"], spec.get("group", "algorithm"), spec["over"], spec["value"],
+                        by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
+
+
+#: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
+#: uses, so its fingerprint covers those and a new kind here changes no other reading.
+MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
+                 "lowest_share": _lowest_share}
+MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
+
+
+def measure_kind(spec: Mapping):
+    """The function of the one measure kind ``spec`` names (:func:`measure`)."""
+    kinds = [k for k in MEASURE_KINDS if k in spec]
+    if len(kinds) != 1:
+        raise ValueError(f"a measure names exactly one of {MEASURES}, got {dict(spec)!r}")
+    return MEASURE_KINDS[kinds[0]]
 
 
 def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
@@ -269,35 +306,21 @@ def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
     ``{lowest_share: target, group: algorithm, over: col(s), value: col, capped: col, complete: 1, above: x}``
     (:func:`lowest_share`);
     ``by`` (default ``seed``) names the replicate column, ``x`` (default ``round``) the time axis."""
-    by, x = spec.get("by", "seed"), spec.get("x", "round")
-    kinds = [k for k in MEASURES if k in spec]
-    if len(kinds) != 1:
-        raise ValueError(f"a measure names exactly one of {MEASURES}, got {dict(spec)!r}")
-    kind = kinds[0]
-    if kind == "final":
-        return final(rows, spec["final"], int(spec.get("tail", 1)), by, x)
-    if kind == "at":
-        return value_at(rows, spec["metric"], float(spec["at"]), by, x)
-    if kind == "mean":
-        return mean_over(rows, spec["mean"], float(spec["from"]), float(spec["to"]), by, x)
-    if kind == "rounds_to":
-        return rounds_to(rows, spec["metric"], float(spec["rounds_to"]), bool(spec.get("below", False)), by, x)
-    if kind == "lowest_share":
-        return lowest_share(rows, spec["lowest_share"], spec.get("group", "algorithm"), spec["over"], spec["value"],
-                            by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
-    return column(rows, spec["column"], by, spec.get("how", "first"), spec.get("capped"))
+    return measure_kind(spec)(rows, spec, spec.get("by", "seed"), spec.get("x", "round"))
 
 
-def quantity(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
+def quantity(rows: pd.DataFrame, spec: Mapping, kind=None) -> PerSeed:
     """A side of a reading: ``{where: {...}, <measure>, best: lowest|highest, among: column}``. With ``best``,
-    the measure is taken per value of ``among`` (e.g. per algorithm) and the per-replicate extreme kept."""
+    the measure is taken per value of ``among`` (e.g. per algorithm) and the per-replicate extreme kept.
+    ``kind``: the measure's function (default: the one ``spec`` names)."""
+    kind = kind or measure_kind(spec)
+    by, x = spec.get("by", "seed"), spec.get("x", "round")
     sub = select(rows, **dict(spec.get("where") or {}))
-    m = {k: v for k, v in spec.items() if k not in ("where", "best", "among")}
     if "best" not in spec:
-        return measure(sub, m)
+        return kind(sub, spec, by, x)
     if spec["best"] not in ("lowest", "highest"):
         raise ValueError(f"best={spec['best']!r}; use lowest or highest")
-    parts = [measure(g, m) for _, g in settings(sub, spec["among"])]
+    parts = [kind(g, spec, by, x) for _, g in settings(sub, spec["among"])]
     return extreme([p for p in parts if len(p)], lowest=spec["best"] == "lowest")
 
 
@@ -338,6 +361,8 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
                          f"VIEWS ({sorted(views)})")
     view = views.get(frame)
     label = spec.get("label", name)
+    # the measure functions this reading uses, held (not looked up) so that its fingerprint covers just them
+    kinds = (measure_kind(spec["of"]),) + ((measure_kind(spec[ops[0]]),) if ops else ())
 
     def check(frames, summaries):
         if view is not None:
@@ -354,9 +379,9 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
         df = select(df, **dict(spec.get("where") or {}))
         out = []
         for setting, rows in settings(df, spec.get("per")):
-            q = quantity(rows, spec["of"])
+            q = quantity(rows, spec["of"], kinds[0])
             if ops:
-                q = getattr(q, OPS[ops[0]])(quantity(rows, spec[ops[0]]))
+                q = getattr(q, OPS[ops[0]])(quantity(rows, spec[ops[0]], kinds[1]))
             q = q.scaled(float(spec.get("multiply", 1.0)))
             tag = label_of(setting)
             text = label.format(**{k: _num(v) for k, v in setting.items()}) if "{" in label else (
