@@ -289,7 +289,8 @@ def f3_set_grows(frames, summaries):
             growth = np.diff(sup, axis=1).max(axis=0)
             growth = np.where(growth < 1e-9, 0.0, growth)
             flat = grid[1:][growth == 0]
-            rows.append(f"N={N}, p̃={s:g}q: " + (f"constant from Γ = {flat[0] - 0.25:g}" if flat.size else "grows to N"))
+            shape = f"constant from Γ = {flat[0] - 0.25:g}" if flat.size else "grows to N"
+            rows.append(f"N={N}, p̃={s:g}q: " + shape)
             out.append(fixed(growth.min(), f"N = {N}, p̃ = {s:g} q: least growth per ΔΓ = 0.25"))
     return Outcome(out, detail="; ".join(rows))
 
