@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 from fedrepro.claims import NotTestable, Outcome, decide, load_claims
+from fedrepro.claims import query
+from fedrepro.papers import registry
 from fedrepro.papers.aspire import analysis, claims
 from fedrepro.papers.aspire import figures as figs
 
@@ -41,8 +43,15 @@ T3 = {"individual": (10, np.nan, 20), "mix_even": (50, 1.0, 8), "fedavg_steps": 
       "afl": (55, 0.9, 5), "drfa_prox": (56, 0.88, 4.5), "aspire": (57, 0.85, 3), "aspire_per": (56.95, 0.852, 3.2)}
 
 # the claims file's test of each check (compare, paper_value, tolerance)
-TESTS = {c["check"]: (c["compare"], c.get("paper_value"), c.get("tolerance"))
+# (a reading written as data is named by its claim id less the dataset: t3_drfa_beats_afl)
+TESTS = {c.get("check") or c["id"].rsplit("_", 1)[0]: (c["compare"], c.get("paper_value"), c.get("tolerance"))
          for c in load_claims("aspire")}
+READINGS = registry.checks("aspire")
+
+
+def _check(name):
+    """A check of claims.py, or the SC-MA claim's reading written as data (claims.yaml)."""
+    return claims.CHECKS.get(name) or READINGS[f"reading:{name}_scma"]
 
 
 def _t3(**over):
@@ -69,8 +78,7 @@ def test_table3_frame_means_and_individual_best():
 
 def test_advantage_is_paired_by_seed_and_oriented():
     fin = analysis.finals(_t3()["table3_scma"])
-    acc = claims.advantage(fin, "aspire", "afl", "acc_w")
-    loss = claims.advantage(fin, "aspire", "afl", "loss_w")
+    acc, loss = claims._components(fin, [("aspire", "afl")], ("acc_w", "loss_w"))
     a = fin[fin["algorithm"] == "aspire"].set_index("seed")
     b = fin[fin["algorithm"] == "afl"].set_index("seed")
     np.testing.assert_allclose(acc.values, (a["acc_w"] - b["acc_w"]).loc[list(SEEDS)].to_numpy())
@@ -89,7 +97,7 @@ def test_advantage_is_paired_by_seed_and_oriented():
     ("t3_per_within", {"aspire_per": (56, 0.86, 3.2)}),
 ])
 def test_table3_checks_hold_and_fail(check, breaking):
-    fn = claims.CHECKS[check]
+    fn = _check(check)
     assert _verdict(check, fn(_t3(), {})) == "holds"
     assert _verdict(check, fn(_t3(**breaking), {})) == "fails"
 
@@ -100,26 +108,26 @@ def test_a_tie_is_not_a_win():
     afl = frame[frame["algorithm"] == "afl"]
     afl = afl.assign(algorithm="drfa_prox", cell=afl["cell"] + "-copy")      # DRFA-Prox = AFL, seed by seed
     tie = {"table3_scma": pd.concat([frame[frame["algorithm"] != "drfa_prox"], afl], ignore_index=True)}
-    assert _verdict("t3_drfa_beats_afl", claims.t3_drfa_beats_afl(tie, {})) == "fails"
+    assert _verdict("t3_drfa_beats_afl", _check("t3_drfa_beats_afl")(tie, {})) == "fails"
 
 
 def test_per_within_uses_the_papers_std():
     # SC-MA: the paper prints ASPIRE-EASE's Acc_w std 0.29 pp; 0.1 pp behind holds, 0.5 pp behind fails
-    assert _verdict("t3_per_within", claims.t3_per_within(_t3(aspire_per=(56.9, 0.85, 3)), {})) == "holds"
-    assert _verdict("t3_per_within", claims.t3_per_within(_t3(aspire_per=(56.5, 0.85, 3)), {})) == "fails"
+    assert _verdict("t3_per_within", _check("t3_per_within")(_t3(aspire_per=(56.9, 0.85, 3)), {})) == "holds"
+    assert _verdict("t3_per_within", _check("t3_per_within")(_t3(aspire_per=(56.5, 0.85, 3)), {})) == "fails"
     # doing better than ASPIRE-EASE by more than one std does not contradict the statement
-    assert _verdict("t3_per_within", claims.t3_per_within(_t3(aspire_per=(60, 0.80, 3)), {})) == "holds"
+    assert _verdict("t3_per_within", _check("t3_per_within")(_t3(aspire_per=(60, 0.80, 3)), {})) == "holds"
 
 
 def test_noisy_table3_differences_stay_undecided():
     noisy = {"table3_scma": _runs("table3_scma", {**T3, "drfa_prox": (55.05, 0.88, 4.5)}, m=15, noise=2.0)}
-    assert _verdict("t3_drfa_beats_afl", claims.t3_drfa_beats_afl(noisy, {})) == "undecided"
+    assert _verdict("t3_drfa_beats_afl", _check("t3_drfa_beats_afl")(noisy, {})) == "undecided"
 
 
 def test_table3_checks_without_individual_runs_are_not_testable():
     fm = {"table3_fmnist3": _runs("table3_fmnist3", {k: v for k, v in T3.items() if k != "individual"})}
-    assert isinstance(claims.t3_ind_worst(fm, {}), NotTestable)
-    assert _verdict("t3_aspire_beats_baselines", claims.t3_aspire_beats_baselines(fm, {})) == "holds"
+    assert isinstance(_check("t3_ind_worst")(fm, {}), NotTestable)
+    assert _verdict("t3_aspire_beats_baselines", _check("t3_aspire_beats_baselines")(fm, {})) == "holds"
 
 
 def _sweep(exp, per_setting, m=15):
@@ -134,7 +142,7 @@ def _sweep(exp, per_setting, m=15):
 def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
     fam = {k: T3[k] for k in claims.SWEPT}
     same = {lab: fam for lab in claims.SWEEP_LABELS}
-    check = claims.t3_aspire_beats_baselines
+    check = _check("t3_aspire_beats_baselines")
     out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", same)}, {})
     assert isinstance(out, Outcome) and _verdict("t3_aspire_beats_baselines", out) == "holds"
     assert "holds at every swept value" in out.why and "ρ1 = 2: holds" in out.detail
@@ -154,9 +162,9 @@ def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
     fin = dict((lab, f) for lab, f, _ in settings)["ρ1 = 2"]
     assert sorted(fin["algorithm"].value_counts().unique()) == [len(SEEDS)]
     assert (fin.loc[fin["algorithm"] == "aspire", "acc_w"] < 51).all()
-    # a claim about baselines only is not swept
-    assert claims.t3_drfa_beats_afl.__name__ == "t3_drfa_beats_afl"
-    assert not isinstance(claims.t3_drfa_beats_afl({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {}),
+    # a claim about baselines only is not swept (a reading written as data)
+    assert "t3_drfa_beats_afl" not in claims.CHECKS
+    assert not isinstance(_check("t3_drfa_beats_afl")({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {}),
                           NotTestable)
     # without sweep runs the default decides, and says it was not swept
     alone = check(_t3(), {})
@@ -177,7 +185,7 @@ def test_table4_claims_are_decided_across_the_sweep():
     sw["attack_success"] = sw["attack_success"] + sw["seed"] * 0.02
     sw = pd.concat([sw.assign(setting=lab, cell=sw["cell"] + lab) for lab in claims.SWEEP_LABELS], ignore_index=True)
     sw.loc[(sw["setting"] == "eta_h=0.05") & (sw["algorithm"] == "aspire"), "attack_success"] = 10.0
-    out = claims.t4_aspire_lowest({"table4_scma": base, "sweep4_scma": sw}, {})
+    out = _check("t4_aspire_lowest")({"table4_scma": base, "sweep4_scma": sw}, {})
     assert isinstance(out, NotTestable) and "depends on the unstated" in out.reason
     assert "ρ1" in out.reason.split(":")[0] and "η_h" not in out.reason.split(":")[0]
 
@@ -194,12 +202,12 @@ def test_table4_checks():
     good = t4({"mix_even": 40, "fedavg_steps": 41, "afl": 70, "drfa_prox": 25, "aspire": 10})
     bad = t4({"mix_even": 40, "fedavg_steps": 41, "afl": 30, "drfa_prox": 45, "aspire": 50})
     for name in ("t4_aspire_lowest", "t4_afl_highest", "t4_drfa_below_erm", "t4_erm_below_afl", "t4_ordering"):
-        assert _verdict(name, claims.CHECKS[name](good, {})) == "holds", name
-        assert _verdict(name, claims.CHECKS[name](bad, {})) == "fails", name
+        assert _verdict(name, _check(name)(good, {})) == "holds", name
+        assert _verdict(name, _check(name)(bad, {})) == "fails", name
     # the ordering fails on its one broken link alone
     link = t4({"mix_even": 40, "fedavg_steps": 41, "afl": 70, "drfa_prox": 25, "aspire": 30})
-    assert _verdict("t4_ordering", claims.t4_ordering(link, {})) == "fails"
-    assert _verdict("t4_afl_highest", claims.t4_afl_highest(link, {})) == "holds"
+    assert _verdict("t4_ordering", _check("t4_ordering")(link, {})) == "fails"
+    assert _verdict("t4_afl_highest", _check("t4_afl_highest")(link, {})) == "holds"
 
 
 def _fig3(values, m=3, noise=0.05):
@@ -228,8 +236,8 @@ def test_fig3_checks_hold_and_fail():
     grows = _same_runs_beyond(_fig3({0.0: (40, 1.0), 1.0: (45, 0.9), 2.0: (50, 0.8), 3.0: (50, 0.8)}), 2.0)
     drops = _fig3({0.0: (40, 1.0), 1.0: (50, 0.8), 2.0: (30, 1.2), 3.0: (30, 1.21)})
     for name in ("f3_enhanced", "f3_gradual"):
-        assert _verdict(name, claims.CHECKS[name]({"fig3_fmnist3": grows}, {})) == "holds", name
-        assert _verdict(name, claims.CHECKS[name]({"fig3_fmnist3": drops}, {})) == "fails", name
+        assert _verdict(name, _check(name)({"fig3_fmnist3": grows}, {})) == "holds", name
+        assert _verdict(name, _check(name)({"fig3_fmnist3": drops}, {})) == "fails", name
     # a flat step (the set stops growing) is not "gradually enhanced"
     flat = _same_runs_beyond(_fig3({0.0: (40, 1.0), 1.0: (45, 0.9), 2.0: (45, 0.9), 3.0: (45, 0.9)}), 2.0)
     flat.loc[flat["params"].str.contains('"Gamma": 2.0'), ["acc_w", "loss_w"]] = \
@@ -264,7 +272,7 @@ def test_set_size_statement_fails_for_odd_N():
 
 def test_fig1_statements_hold_from_the_formulas():
     for name in ("f1_w1_fastest", "f1_four_sets_grow", "f1_ellipsoid_m", "f1_eps_grows", "f1_box_cdnorm_cheapest"):
-        assert _verdict(name, claims.CHECKS[name]({}, {})) == "holds", name
+        assert _verdict(name, _check(name)({}, {})) == "holds", name
 
 
 def _fig4(hits, planes=None, seeds=SEEDS):
@@ -283,7 +291,7 @@ def _fig4(hits, planes=None, seeds=SEEDS):
 
 
 def test_per_seed_time_to_target():
-    t = claims.seed_times_to_target(_fig4({"aspire": (20, 1.0), "afl": (50, 1.2)})["fig4_scma"])
+    t = query.times_to_target(_fig4({"aspire": (20, 1.0), "afl": (50, 1.2)})["fig4_scma"], "loss_w")
     assert list(t.index) == list(SEEDS)
     for s in SEEDS:   # target = AFL's final 1.2: ASPIRE-EASE reaches it when it drops (first grid time >= hit)
         assert t.loc[s, "aspire"] == 2 * np.ceil((20 + abs(_jitter("aspire", s, 2.0))) / 2)
@@ -295,8 +303,8 @@ def test_fig4_checks_and_the_no_target_guard():
     slow = _fig4({"aspire": (80, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (30, 1.0), "afl": (50, 1.2),
                   "drfa_prox": (70, 1.1)}, planes={"aspire": 9, "aspire_cp": 3})
     for name in ("f4_aspire_fastest", "f4_async_gain", "f4_ease_before_cp", "f5_ease_fewer_planes"):
-        assert _verdict(name, claims.CHECKS[name](good, {})) == "holds", name
-        assert _verdict(name, claims.CHECKS[name](slow, {})) == "fails", name
+        assert _verdict(name, _check(name)(good, {})) == "holds", name
+        assert _verdict(name, _check(name)(slow, {})) == "fails", name
     one = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 1.2),
                  "drfa_prox": (70, 1.1)}, seeds=(1,))
     assert _verdict("f4_ease_before_cp", claims.f4_ease_before_cp(one, {})) == "undecided"
@@ -442,9 +450,10 @@ def test_the_malicious_workers_weight_claims_read_the_last_workers_final_weight(
             for rnd, val in ((0, 0.25), (5, w)):
                 rows.append({"cell": f"{alg}-{seed}", "algorithm": alg, "seed": seed, "round": rnd, "m": 4, col: val})
     frames = {"table4_fmnist3": pd.DataFrame(rows)}
-    higher = AC.t4_afl_weights_malicious_higher(frames, {})
+    higher = AC.CHECKS["t4_afl_weights_malicious_higher"](frames, {})
     assert list(higher.value.values) == pytest.approx([0.55, 0.45, 0.65])          # final weight - 1/4
-    lower = AC.t4_drfa_weights_malicious_lower(frames, {})
+    lower = AC.CHECKS["t4_drfa_weights_malicious_lower"](frames, {})
     assert list(lower.value.values) == pytest.approx([0.15, 0.1, 0.13])            # 1/4 - final weight
-    assert list(AC.t4_aspire_weights_malicious_lower(frames, {}).value.values) == pytest.approx([0.2, 0.15, 0.23])
-    assert AC.t4_afl_weights_malicious_higher({}, {}) is None
+    aspire = AC.CHECKS["t4_aspire_weights_malicious_lower"](frames, {})
+    assert list(aspire.value.values) == pytest.approx([0.2, 0.15, 0.23])
+    assert AC.CHECKS["t4_afl_weights_malicious_higher"]({}, {}) is None

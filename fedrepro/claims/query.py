@@ -437,6 +437,77 @@ def lowest_share(df, target, among: str, over, value: str, by: str = "seed", cap
     return PerSeed.bounded(vals, lower=lb)
 
 
+def ahead(a: PerSeed, b: PerSeed, lower: bool = False) -> PerSeed:
+    """How much better ``a`` is than ``b``, paired by replicate: ``a - b``, or ``b - a`` when ``lower``
+    is better (a loss, a spread, an error rate); positive = ``a`` better, with the flags of the difference."""
+    return b - a if lower else a - b
+
+
+def initial(df, metric: str, head: int = 1, by: str = "seed", x: str = "round") -> PerSeed:
+    """Per replicate: the mean of the metric over its first ``head`` evaluated points (1: the starting
+    value); the mirror of :func:`final`."""
+    return PerSeed.exact({k: float(y[:head].mean()) for k, (_, y) in curves(df, metric, by, x).items()})
+
+
+def fixed(value: float, label: str, scale: str = "linear") -> Replicates:
+    """A closed-form quantity (a formula of the configuration, an LP's optimum): one value without
+    replicate noise, ``deterministic=True`` (its interval is the value itself)."""
+    return Replicates([float(value)], label=label, scale=scale, deterministic=True)
+
+
+def advantages(rows, pairs, metrics, among: str = "algorithm", lower=(), names=None, scale=None,
+               by: str = "seed") -> list:
+    """For every ``(a, b)`` in ``pairs`` and every metric (in that order): per replicate, how much better the
+    rows with ``among == a`` are than those with ``among == b`` (:func:`column` of each, :func:`ahead`;
+    ``lower``: the metrics where lower is better), divided by ``scale[metric]`` (default 1), as
+    :class:`Replicates` labelled ``"<metric>: <a> ahead of <b>"`` (``names`` maps metrics and values to the
+    text shown; ``" / <scale>"`` appended when scaled). A pair without a shared replicate gives None."""
+    names, out = dict(names or {}), []
+    for a, b in pairs:
+        for k in metrics:
+            x, y = (column(select(rows, **{among: v}), k, by) for v in (a, b))
+            d, unit = ahead(x, y, lower=k in lower), (scale or {}).get(k, 1.0)
+            shown = f"{names.get(k, k)}: {names.get(a, a)} ahead of {names.get(b, b)}"
+            out.append(PerSeed(d.v / unit, d.lb, d.ub).rep(shown + ("" if unit == 1.0 else f" / {unit:g}")))
+    return out
+
+
+def substitute(base: pd.DataFrame, alt: pd.DataFrame, key: str = "algorithm") -> pd.DataFrame:
+    """``alt`` replacing the groups of ``base`` it has: the rows of ``base`` whose ``key`` value ``alt`` lacks,
+    then ``alt``'s rows (e.g. a sweep setting's runs of the swept methods, the other methods' runs shared)."""
+    return pd.concat([base[~base[key].isin(alt[key].unique())], alt], ignore_index=True)
+
+
+def decided_across(paper: str, check: str, settings, components: Callable, name: str):
+    """A check's value over ``settings`` ``[(label, frame, parameter)]`` (the first the reference setting):
+    ``components(frame)`` at each; a NotTestable at any setting is the answer; a reference alone is its
+    value, marked "not swept"; otherwise :func:`fedrepro.claims.sweep.across` (``name``: what is swept)."""
+    from fedrepro.claims.evaluate import NotTestable, Outcome
+    from fedrepro.claims.sweep import across
+
+    got = [(lab, components(frame), par) for lab, frame, par in settings]
+    bad = next((c for _, c, _ in got if isinstance(c, NotTestable)), None)
+    if bad is not None or not got:
+        return bad
+    if len(got) == 1:
+        return Outcome(got[0][1], detail="not swept: no sweep runs in these results")
+    return across(paper, check, got, name=name)
+
+
+def times_to_target(df: pd.DataFrame, metric: str, among: str = "algorithm", x: str = "virtual_time",
+                    by: str = "seed") -> pd.DataFrame:
+    """Per replicate, a common target = the worst final ``metric`` of the groups of ``among`` (the largest:
+    lower is better), and per group the first ``x`` at which it is at or below it (:func:`rounds_to`).
+    Rows replicates, columns groups; a replicate whose target is not below the groups' worst starting
+    value (:func:`initial`: every run already there) is left out."""
+    runs = {s[among]: g for s, g in settings(df, among)}
+    target, start = (extreme([f(g, metric, by=by, x=x) for g in runs.values()], lowest=False)
+                     for f in (final, initial))
+    level = target.v[target.v < start.v].to_dict()
+    return pd.DataFrame({a: rounds_to(g, metric, level, below=True, by=by, x=x).v for a, g in runs.items()})
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
-           "lowest_share"]
+           "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
+           "times_to_target"]
