@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.papers.fedadmm_gong.analysis import (ALG1, BASELINES, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4,
-                                                   PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS, best_prox, for_variant,
-                                                   layout, mean_curve, rounds_to, runs_of, sub_target, table6_frame,
-                                                   tidy)
+from fedrepro.claims import Outcome, Replicates
+from fedrepro.claims.query import (EMPTY, PerSeed, against_paper, explain, extreme, final, mean_of, mean_over,
+                                   outcome, outcome_of, rounds_to)
+from fedrepro.papers.fedadmm_gong.analysis import (ALG1, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5,
+                                                   PARTITIONS, TABLE3_COLUMNS, best_prox, for_variant, layout, runs_of,
+                                                   sub_target, table6_frame, tidy)
 
 TAIL = 5
 PAPER_FEDSGD_SPEEDUP = [29.7, 7.6, 25.1, 20.7, 130.0, 75.7, 26.6, 22.4]   # Table III, FedADMM row
@@ -87,114 +87,24 @@ def alg1(check):
     return run
 
 
-# ---- per-seed values with bounds -------------------------------------------------------------------
-@dataclass(frozen=True)
-class _B:
-    """Per-seed values (index: seed) with flags: ``lb`` the true value is >= the value (a capped run's
-    rounds), ``ub`` the true value is <= the value."""
-
-    v: pd.Series
-    lb: pd.Series
-    ub: pd.Series
-
-    @staticmethod
-    def exact(v: pd.Series) -> "_B":
-        return _B(v.astype(float), pd.Series(False, index=v.index), pd.Series(False, index=v.index))
-
-    def __len__(self):
-        return len(self.v)
-
-    def __sub__(self, other: "_B") -> "_B":
-        idx = self.v.index.intersection(other.v.index)
-        a, b = self._at(idx), other._at(idx)
-        return _B(a.v - b.v, a.lb | b.ub, a.ub | b.lb)
-
-    def _at(self, idx) -> "_B":
-        return _B(self.v.loc[idx], self.lb.loc[idx], self.ub.loc[idx])
-
-    def ratio(self, other: "_B") -> "_B":
-        """self / other (positive values)."""
-        idx = self.v.index.intersection(other.v.index)
-        a, b = self._at(idx), other._at(idx)
-        return _B(a.v / b.v, a.lb | b.ub, a.ub | b.lb)
-
-    def scaled(self, k: float) -> "_B":
-        return _B(self.v * k, self.lb, self.ub) if k > 0 else _B(self.v * k, self.ub, self.lb)
-
-    def rep(self, label: str, scale: str = "linear", paper_value=None) -> Replicates:
-        seeds = ", ".join(str(int(s)) for s in self.v.index)
-        return Replicates(self.v.to_numpy(float), label=label, scale=scale,
-                          lower_bound=self.lb.to_numpy(bool) if self.lb.any() else None,
-                          upper_bound=self.ub.to_numpy(bool) if self.ub.any() else None,
-                          paper_value=paper_value) if len(self) else None
-
-    def show(self, fmt="{:.1f}") -> str:
-        return ", ".join((fmt.format(v) + ("+" if lb else "") + ("-" if ub else ""))
-                         for v, lb, ub in zip(self.v, self.lb, self.ub))
-
-
-def _extreme(parts: list[_B], lowest: bool) -> _B:
-    """Per seed min (``lowest``) or max of several series, with the flags that the bounds leave:
-    a min may lie below the observed one when any part is an upper bound, above it when every part
-    achieving it is a lower bound (mirror for the max). No parts: no seeds."""
-    if not parts:
-        return _EMPTY
-    idx = parts[0].v.index
-    for p in parts[1:]:
-        idx = idx.intersection(p.v.index)
-    V = pd.concat([p.v.loc[idx] for p in parts], axis=1).to_numpy(float)
-    L = pd.concat([p.lb.loc[idx] for p in parts], axis=1).to_numpy(bool)
-    U = pd.concat([p.ub.loc[idx] for p in parts], axis=1).to_numpy(bool)
-    best = V.min(axis=1) if lowest else V.max(axis=1)
-    at = np.isclose(V, best[:, None])
-    if lowest:
-        lb = np.array([L[i, at[i]].all() for i in range(len(idx))], bool)
-        ub = U.any(axis=1)
-    else:
-        ub = np.array([U[i, at[i]].all() for i in range(len(idx))], bool)
-        lb = L.any(axis=1)
-    return _B(pd.Series(best, index=idx), pd.Series(lb, index=idx), pd.Series(ub, index=idx))
-
-
-_EMPTY = _B.exact(pd.Series(dtype=float))
-
-
-def finals(sub: pd.DataFrame) -> _B:
+# ---- per-seed values (fedrepro.claims.query: bounds carried through differences, ratios, extremes) --------
+def finals(sub: pd.DataFrame) -> PerSeed:
     """Per seed: mean test accuracy over the last TAIL evaluated rounds, in percent."""
-    if sub.empty:
-        return _EMPTY
-    v = sub.sort_values("round").groupby("seed")["acc"].apply(lambda a: float(a.iloc[-TAIL:].mean()))
-    return _B.exact(100 * v)
+    return final(sub, "acc", TAIL).scaled(100)
 
 
-def early(sub: pd.DataFrame, last: int) -> _B:
+def early(sub: pd.DataFrame, last: int) -> PerSeed:
     """Per seed: mean test accuracy over rounds 1..last, in percent."""
+    return mean_over(sub, "acc", 1, last).scaled(100)
+
+
+def seed_rounds(sub: pd.DataFrame) -> PerSeed:
+    """Per seed: the first round >= 1 whose (seed-mean) accuracy reaches the target of the model run; T + 1
+    and a lower bound when not reached."""
     if sub.empty:
-        return _EMPTY
-    s = sub[(sub["round"] >= 1) & (sub["round"] <= last)]
-    return _B.exact(100 * s.groupby("seed")["acc"].mean())
-
-
-def seed_rounds(sub: pd.DataFrame) -> _B:
-    """Per seed: rounds to the target of the model run; T + 1 and a lower bound when not reached."""
-    if sub.empty:
-        return _EMPTY
-    level = sub_target(sub)
-    v, lb = {}, {}
-    for seed, s in sub.groupby("seed"):
-        r = rounds_to(mean_curve(s), level)
-        v[seed] = float(int(s["round"].max()) + 1 if r is None else r)
-        lb[seed] = r is None
-    v = pd.Series(v, dtype=float)
-    return _B(v, pd.Series(lb, dtype=bool), pd.Series(False, index=v.index))
-
-
-def reduction_b(admm: _B, best: _B) -> _B:
-    """Per seed 100 (R_best - R_FedADMM) / R_best; capped FedADMM rounds make it an upper bound,
-    capped baseline rounds a lower bound."""
-    idx = admm.v.index.intersection(best.v.index)
-    a, b = admm._at(idx), best._at(idx)
-    return _B(100 * (b.v - a.v) / b.v, b.lb | a.ub, a.lb | b.ub)
+        return EMPTY
+    curve = sub[sub["round"] >= 1].groupby(["seed", "round"], as_index=False)["acc"].mean()
+    return rounds_to(curve, "acc", sub_target(sub) - 1e-12)
 
 
 def _prox_runs(sub: pd.DataFrame) -> pd.DataFrame:
@@ -213,30 +123,24 @@ def _baseline_runs(sub: pd.DataFrame, prox: str = "fixed") -> dict:
     return {m: g for m, g in out.items() if not g.empty}
 
 
-def _none_if_empty(reps):
-    reps = [r for r in reps if r is not None]
-    return reps or None
+def _best_rounds(sub, prox: str = "fixed") -> PerSeed:
+    """Per seed: the fewest rounds to target of the baselines (:func:`_baseline_runs`)."""
+    return extreme([seed_rounds(g) for g in _baseline_runs(sub, prox).values()], lowest=True)
 
 
-def _outcome(reps, detail: str = "", why: str = ""):
-    """Outcome of one Replicates or a list of them (empty components dropped); None without any."""
-    if isinstance(reps, list):
-        reps = _none_if_empty(reps)
-    if reps is None:
-        return None
-    return Outcome(reps, why=why, detail=detail)
-
-
-def _explain(parts: list[tuple[str, _B]], unit: str = "") -> str:
-    return "; ".join(f"{lab}: per seed {b.show()}{unit}" for lab, b in parts)
+def _admm_rounds(sub) -> PerSeed:
+    return seed_rounds(runs_of(sub, "FedADMM"))
 
 
 BOUND_NOTE = " ('+': a lower bound, the run hit its round cap; '-': an upper bound)"
+VS_BEST = "{}: FedADMM − best baseline, pp"
 
 
 # ---- Table III: rounds to target ----------------------------------------------------------------------
-def _table3_columns(df):
-    return [c for c in TABLE3_COLUMNS if c in set(df["setting"].dropna())]
+def _table3(df):
+    """``[(column, rows)]`` of the Table III columns present."""
+    present = set(df["setting"].dropna())
+    return [(c, df[df["setting"] == c]) for c in TABLE3_COLUMNS if c in present]
 
 
 def table3_fedadmm_fewest(frames, summaries):
@@ -244,42 +148,23 @@ def table3_fedadmm_fewest(frames, summaries):
     df = _df(frames, "table3")
     if df is None:
         return None
-    reps, parts = [], []
-    for s in _table3_columns(df):
-        sub = df[df["setting"] == s]
-        base = _baseline_runs(sub, prox="best")
-        d = seed_rounds(runs_of(sub, "FedADMM")) - _extreme([seed_rounds(g) for g in base.values()], lowest=True)
-        reps.append(d.rep(f"{s}: FedADMM − best baseline rounds"))
-        parts.append((s, d))
-    reps = _none_if_empty(reps)
-    return _outcome(reps, detail=_explain(parts, " rounds") + BOUND_NOTE)
+    parts = [(s, _admm_rounds(sub) - _best_rounds(sub, "best")) for s, sub in _table3(df)]
+    return outcome_of(parts, "{}: FedADMM − best baseline rounds", " rounds", BOUND_NOTE)
+
+
+def _speedups(frames):
+    """Per Table III column with FedSGD runs: FedSGD's rounds over FedADMM's (per seed); None without runs."""
+    df, sgd = _df(frames, "table3"), _df(frames, "table3_fedsgd")
+    if df is None or sgd is None:
+        return None
+    return [(s, seed_rounds(g).ratio(_admm_rounds(sub))) for s, sub in _table3(df)
+            for g in [sgd[sgd["setting"] == s]] if not g.empty]
 
 
 def table3_fedsgd_speedup(frames, summaries):
     """Per Table III column: FedSGD's rounds over FedADMM's (FedADMM's speedup relative to FedSGD), > 1."""
-    df, sgd = _df(frames, "table3"), _df(frames, "table3_fedsgd")
-    if df is None or sgd is None:
-        return None
-    reps, parts = [], []
-    for s in _table3_columns(df):
-        g = sgd[sgd["setting"] == s]
-        if g.empty:
-            continue
-        sp = seed_rounds(g).ratio(seed_rounds(runs_of(df[df["setting"] == s], "FedADMM")))
-        reps.append(sp.rep(f"{s}: FedSGD / FedADMM rounds", scale="log"))
-        parts.append((s, sp))
-    reps = _none_if_empty(reps)
-    return _outcome(reps, detail=_explain(parts, "×") + BOUND_NOTE)
-
-
-def _paper_ratio(parts: list[tuple[str, _B, float | None]], what: str):
-    """Components ours/paper (log scale) for the cells the paper reports a number for."""
-    reps = [(b.scaled(1.0 / p)).rep(f"{lab}: {what} ours/paper ({p:g})", scale="log")
-            for lab, b, p in parts if p is not None and len(b)]
-    reps = _none_if_empty(reps)
-    if not reps:
-        return NotTestable("no cell with both our runs and a number of the paper")
-    return _outcome(reps, detail="; ".join(f"{lab}: {b.show()} (paper {p})" for lab, b, p in parts) + BOUND_NOTE)
+    parts = _speedups(frames)
+    return None if parts is None else outcome_of(parts, "{}: FedSGD / FedADMM rounds", "×", BOUND_NOTE, "log")
 
 
 def table3_fedadmm_rounds_paper(frames, summaries):
@@ -287,45 +172,17 @@ def table3_fedadmm_rounds_paper(frames, summaries):
     df = _df(frames, "table3")
     if df is None:
         return None
-    return _paper_ratio([(s, seed_rounds(runs_of(df[df["setting"] == s], "FedADMM")),
-                          PAPER_TABLE3["FedADMM"][TABLE3_COLUMNS.index(s)]) for s in _table3_columns(df)],
-                        "FedADMM rounds")
+    return against_paper([(s, _admm_rounds(sub), PAPER_TABLE3["FedADMM"][TABLE3_COLUMNS.index(s)])
+                          for s, sub in _table3(df)], "FedADMM rounds", BOUND_NOTE)
 
 
 def table3_fedsgd_speedup_paper(frames, summaries):
     """FedADMM's speedup over FedSGD per Table III column, as ratios to the paper's (29.7× ... 130×)."""
-    df, sgd = _df(frames, "table3"), _df(frames, "table3_fedsgd")
-    if df is None or sgd is None:
+    parts = _speedups(frames)
+    if parts is None:
         return None
-    parts = []
-    for s in _table3_columns(df):
-        g = sgd[sgd["setting"] == s]
-        if not g.empty:
-            parts.append((s, seed_rounds(g).ratio(seed_rounds(runs_of(df[df["setting"] == s], "FedADMM"))),
-                          PAPER_FEDSGD_SPEEDUP[TABLE3_COLUMNS.index(s)]))
-    return _paper_ratio(parts, "speedup over FedSGD")
-
-
-def _table3_reductions(df) -> list[tuple[str, _B]]:
-    out = []
-    for s in _table3_columns(df):
-        sub = df[df["setting"] == s]
-        best = _extreme([seed_rounds(g) for g in _baseline_runs(sub, prox="best").values()], lowest=True)
-        out.append((s, reduction_b(seed_rounds(runs_of(sub, "FedADMM")), best)))
-    return out
-
-
-def _across_columns(reds: list[tuple[str, _B]], how: str) -> _B:
-    """Per seed mean or max over the columns of the per-seed reductions (bounds carried)."""
-    if how == "max":
-        return _extreme([b for _, b in reds], lowest=False)
-    idx = reds[0][1].v.index
-    for _, b in reds[1:]:
-        idx = idx.intersection(b.v.index)
-    v = sum(b.v.loc[idx] for _, b in reds) / len(reds)
-    lb = pd.concat([b.lb.loc[idx] for _, b in reds], axis=1).any(axis=1)
-    ub = pd.concat([b.ub.loc[idx] for _, b in reds], axis=1).any(axis=1)
-    return _B(v, lb, ub)
+    return against_paper([(s, sp, PAPER_FEDSGD_SPEEDUP[TABLE3_COLUMNS.index(s)]) for s, sp in parts],
+                         "speedup over FedSGD", BOUND_NOTE)
 
 
 def _reduction_over_columns(frames, how: str, label: str):
@@ -334,10 +191,11 @@ def _reduction_over_columns(frames, how: str, label: str):
     df = _df(frames, "table3")
     if df is None:
         return None
-    reds = _table3_reductions(df)
+    reds = [(s, _admm_rounds(sub).reduction(_best_rounds(sub, "best"))) for s, sub in _table3(df)]
     if not reds:
         return None
-    return _outcome(_across_columns(reds, how).rep(label), detail=_explain(reds, "%") + BOUND_NOTE)
+    across = extreme([b for _, b in reds], lowest=False) if how == "max" else mean_of(b for _, b in reds)
+    return outcome(across.rep(label), detail=explain(reds, "%") + BOUND_NOTE)
 
 
 def table3_mean_reduction(frames, summaries):
@@ -350,19 +208,14 @@ def table3_max_reduction(frames, summaries):
     return _reduction_over_columns(frames, "max", "largest reduction over the columns, %")
 
 
-def _not_reached(frames, settings, pick, who):
+def _not_reached(frames, columns, pick, who):
+    """Per column (all present, else None): ``who``'s rounds to target (per seed)."""
     df = _df(frames, "table3")
-    if df is None:
+    subs = [(s, df[df["setting"] == s]) for s in columns] if df is not None else []
+    if not subs or any(sub.empty for _, sub in subs):
         return None
-    reps, parts = [], []
-    for s in settings:
-        sub = df[df["setting"] == s]
-        if sub.empty:
-            return None
-        r = seed_rounds(pick(sub))
-        reps.append(r.rep(f"{s}: {who} rounds to target"))
-        parts.append((s, r))
-    return _outcome(reps, detail=_explain(parts) + BOUND_NOTE)
+    return outcome_of([(s, seed_rounds(pick(sub))) for s, sub in subs], "{}: " + who + " rounds to target",
+                      note=BOUND_NOTE)
 
 
 def fedprox_fails_mnist_noniid(frames, summaries):
@@ -374,21 +227,17 @@ def scaffold_fails_cifar_noniid(frames, summaries):
 
 
 # ---- Figs. 3-5: populations -----------------------------------------------------------------------------
-def _best_baseline_final(sub) -> _B:
-    return _extreme([finals(g) for g in _baseline_runs(sub).values()], lowest=False)
-
-
-def _gap(sub) -> _B:
+def _gap(sub) -> PerSeed:
     """Per seed: FedADMM's final accuracy minus the best baseline's (pp)."""
-    return finals(runs_of(sub, "FedADMM")) - _best_baseline_final(sub)
+    best = extreme([finals(g) for g in _baseline_runs(sub).values()], lowest=False)
+    return finals(runs_of(sub, "FedADMM")) - best
 
 
-def _rounds_reduction(sub) -> _B:
-    best = _extreme([seed_rounds(g) for g in _baseline_runs(sub).values()], lowest=True)
-    return reduction_b(seed_rounds(runs_of(sub, "FedADMM")), best)
+def _rounds_reduction(sub) -> PerSeed:
+    return _admm_rounds(sub).reduction(_best_rounds(sub))
 
 
-def _growth(df, ds, part, measure) -> tuple[str, _B] | None:
+def _growth(df, ds, part, measure) -> tuple[str, PerSeed] | None:
     d = df[(df["ds"] == ds) & (df["partition"] == part)]
     if d.empty or d["m"].nunique() < 2:
         return None
@@ -397,28 +246,25 @@ def _growth(df, ds, part, measure) -> tuple[str, _B] | None:
     return f"{DATASETS[ds]} {PARTITIONS[part]} m={hi} vs m={lo}", g
 
 
+def _growths(frames, panels: str, measure):
+    """The growth with m (largest minus smallest) of ``measure`` per panel of ``layout()[panels]``."""
+    df = _df(frames, "scaling")
+    if df is None:
+        return []
+    return [g for ds, part in layout()[panels].items() if (g := _growth(df, ds, part, measure))]
+
+
 def reduction_grows_with_m(frames, summaries):
     """Fig. 4 panels: per seed, FedADMM's reduction of rounds over the best baseline at the largest m
     minus at the smallest (pp of reduction), > 0."""
-    df = _df(frames, "scaling")
-    if df is None:
-        return None
-    parts = [g for ds, part in layout()["fig4_partition"].items() if (g := _growth(df, ds, part, _rounds_reduction))]
-    if not parts:
-        return None
-    return _outcome([b.rep(f"{lab}: reduction growth, pp") for lab, b in parts], detail=_explain(parts, " pp") + BOUND_NOTE)
+    parts = _growths(frames, "fig4_partition", _rounds_reduction)
+    return outcome_of(parts, "{}: reduction growth, pp", " pp", BOUND_NOTE)
 
 
 def gap_grows_with_m(frames, summaries):
     """Fig. 3 panels: per seed, FedADMM's final-accuracy margin over the best baseline at the largest m
     minus at the smallest (pp), > 0."""
-    df = _df(frames, "scaling")
-    if df is None:
-        return None
-    parts = [g for ds, part in layout()["fig3_partition"].items() if (g := _growth(df, ds, part, _gap))]
-    if not parts:
-        return None
-    return _outcome([b.rep(f"{lab}: margin growth, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+    return outcome_of(_growths(frames, "fig3_partition", _gap), "{}: margin growth, pp", " pp")
 
 
 def growth_larger_noniid(frames, summaries):
@@ -431,11 +277,9 @@ def growth_larger_noniid(frames, summaries):
     for ds in ("fashion_mnist", "cifar10"):
         a, b = _growth(df, ds, "label_shards", _gap), _growth(df, ds, "iid", _gap)
         if a and b:
-            d = a[1] - b[1]
-            reps.append(d.rep(f"{DATASETS[ds]}: non-IID minus IID margin growth, pp"))
+            reps.append((a[1] - b[1]).rep(f"{DATASETS[ds]}: non-IID minus IID margin growth, pp"))
             parts += [a, b]
-    reps = _none_if_empty(reps)
-    return _outcome(reps, detail=_explain(parts, " pp"))
+    return outcome(reps, detail=explain(parts, " pp"))
 
 
 def fig5_fedadmm_best(frames, summaries):
@@ -444,42 +288,42 @@ def fig5_fedadmm_best(frames, summaries):
     if df is None:
         return None
     df = df[df["m"] == 200]
-    parts = [(f"{DATASETS[d]} {PARTITIONS[p]}", _gap(df[(df["ds"] == d) & (df["partition"] == p)]))
-             for d in ("fashion_mnist", "cifar10") for p in ("iid", "label_shards")
-             if not df[(df["ds"] == d) & (df["partition"] == p)].empty]
-    if not parts:
+    panels = [(f"{DATASETS[d]} {PARTITIONS[p]}", df[(df["ds"] == d) & (df["partition"] == p)])
+              for d in ("fashion_mnist", "cifar10") for p in ("iid", "label_shards")]
+    return outcome_of([(lab, _gap(sub)) for lab, sub in panels if not sub.empty], VS_BEST, " pp")
+
+
+def _fig10_gaps(frames):
+    df = _df(frames, "fig10")
+    if df is None:
         return None
-    return _outcome([b.rep(f"{lab}: FedADMM − best baseline, pp") for lab, b in parts], detail=_explain(parts, " pp"))
-
-
-def _fig10_gaps(df):
     return [(DATASETS[d], _gap(df[df["ds"] == d])) for d in ("fashion_mnist", "cifar10") if not df[df["ds"] == d].empty]
 
 
 def fig10_fedadmm_best(frames, summaries):
-    df = _df(frames, "fig10")
-    if df is None:
-        return None
-    parts = _fig10_gaps(df)
-    return _outcome([b.rep(f"{lab}: FedADMM − best baseline, pp") for lab, b in parts],
-                             detail=_explain(parts, " pp"))
+    parts = _fig10_gaps(frames)
+    return None if parts is None else outcome_of(parts, VS_BEST, " pp")
 
 
 def fig10_especially_cifar(frames, summaries):
-    df = _df(frames, "fig10")
-    if df is None:
-        return None
-    parts = dict(_fig10_gaps(df))
+    parts = dict(_fig10_gaps(frames) or [])
     if len(parts) < 2:
         return None
     d = parts["CIFAR-10"] - parts["FMNIST"]
-    return _outcome(d.rep("margin over the best baseline, CIFAR-10 minus FMNIST, pp"),
-                   detail=_explain(list(parts.items()), " pp"))
+    return outcome(d.rep("margin over the best baseline, CIFAR-10 minus FMNIST, pp"),
+                   detail=explain(list(parts.items()), " pp"))
 
 
 # ---- Fig. 6: server step --------------------------------------------------------------------------------
 def _eta(sub, eta):
     return sub[np.isclose(sub["eta"], eta)]
+
+
+def _fig6_iid(frames):
+    """The IID panel of Fig. 6's row 1 (None when absent)."""
+    df = _df(frames, "fig6_constant")
+    sub = None if df is None else df[df["partition"] == "iid"]
+    return None if sub is None or sub.empty else sub
 
 
 def eta15_worse_noniid(frames, summaries):
@@ -488,7 +332,7 @@ def eta15_worse_noniid(frames, summaries):
         return None
     parts = [(panel, finals(_eta(sub, 1.0)) - finals(_eta(sub, 1.5)))
              for panel, sub in df[df["partition"] == "label_shards"].groupby("setting")]
-    return _outcome([b.rep(f"{lab}: η=1 − η=1.5, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+    return outcome_of(parts, "{}: η=1 − η=1.5, pp", " pp")
 
 
 def eta1_never_worst(frames, summaries):
@@ -497,37 +341,27 @@ def eta1_never_worst(frames, summaries):
     df = _df(frames, "fig6_constant")
     if df is None:
         return None
-    parts = [(panel, finals(_eta(sub, 1.0)) - _extreme([finals(_eta(sub, e)) for e in (0.5, 1.5)], lowest=True))
+    parts = [(panel, finals(_eta(sub, 1.0)) - extreme([finals(_eta(sub, e)) for e in (0.5, 1.5)], lowest=True))
              for panel, sub in df.groupby("setting")]
-    return _outcome([b.rep(f"{lab}: η=1 − worse of η=0.5, 1.5, pp") for lab, b in parts], detail=_explain(parts, " pp"))
-
-
-def _early_rounds(sub) -> int:
-    return max(1, int(sub["round"].max()) // 4)
+    return outcome_of(parts, "{}: η=1 − worse of η=0.5, 1.5, pp", " pp")
 
 
 def eta05_slower_early_iid(frames, summaries):
-    df = _df(frames, "fig6_constant")
-    if df is None:
+    sub = _fig6_iid(frames)
+    if sub is None:
         return None
-    sub = df[df["partition"] == "iid"]
-    if sub.empty:
-        return None
-    k = _early_rounds(sub)
+    k = max(1, int(sub["round"].max()) // 4)
     d = early(_eta(sub, 1.0), k) - early(_eta(sub, 0.5), k)
-    return _outcome(d.rep(f"mean accuracy over rounds 1-{k}, η=1 − η=0.5, pp"), detail=f"per seed {d.show()} pp")
+    return outcome(d.rep(f"mean accuracy over rounds 1-{k}, η=1 − η=0.5, pp"), detail=f"per seed {d.show()} pp")
 
 
 def eta_iid_similar(frames, summaries):
     """IID panel: final accuracy of η = 0.5 and η = 1.5 minus η = 1 (pp), each within the tolerance."""
-    df = _df(frames, "fig6_constant")
-    if df is None:
+    sub = _fig6_iid(frames)
+    if sub is None:
         return None
-    sub = df[df["partition"] == "iid"]
-    if sub.empty:
-        return None
-    parts = [(f"η={e:g} − η=1", finals(_eta(sub, e)) - finals(_eta(sub, 1.0))) for e in (0.5, 1.5)]
-    return _outcome([b.rep(f"{lab}, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+    return outcome_of([(f"η={e:g} − η=1", finals(_eta(sub, e)) - finals(_eta(sub, 1.0))) for e in (0.5, 1.5)],
+                      "{}, pp", " pp")
 
 
 def eta_switch_helps(frames, summaries):
@@ -541,15 +375,11 @@ def eta_switch_helps(frames, summaries):
         for eta in sorted(sub["eta"].unique()):
             if not _eta(c, eta).empty:
                 parts.append((f"{panel}: η={eta:g}→{float(sub['eta_2'].dropna().iloc[0]):g} − constant η={eta:g}",
-                               finals(_eta(sub, eta)) - finals(_eta(c, eta))))
-    return _outcome([b.rep(f"{lab}, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+                              finals(_eta(sub, eta)) - finals(_eta(c, eta))))
+    return outcome_of(parts, "{}, pp", " pp")
 
 
 # ---- Table IV / Fig. 7: local epochs --------------------------------------------------------------------
-def _rows(df):
-    return [(f"{DATASETS[ds]} {PARTITIONS[part]}", sub) for (ds, part), sub in df.groupby(["ds", "partition"])]
-
-
 def _e_ends(frames, measure, larger_first: bool, rep_suffix: str, unit: str, note: str = ""):
     """Per Table IV row: ``measure`` (per seed) at one end of the E grid minus at the other (the larger E
     first when ``larger_first``)."""
@@ -557,11 +387,12 @@ def _e_ends(frames, measure, larger_first: bool, rep_suffix: str, unit: str, not
     if df is None:
         return None
     parts = []
-    for lab, sub in _rows(df):
+    for (ds, part), sub in df.groupby(["ds", "partition"]):
         Es = sorted(sub["E"].unique())
         a, b = (Es[-1], Es[0]) if larger_first else (Es[0], Es[-1])
-        parts.append((f"{lab}: E={a} − E={b}", measure(sub[sub["E"] == a]) - measure(sub[sub["E"] == b])))
-    return _outcome([b.rep(f"{lab}{rep_suffix}") for lab, b in parts], detail=_explain(parts, unit) + note)
+        parts.append((f"{DATASETS[ds]} {PARTITIONS[part]}: E={a} − E={b}",
+                      measure(sub[sub["E"] == a]) - measure(sub[sub["E"] == b])))
+    return outcome_of(parts, "{}" + rep_suffix, unit, note)
 
 
 def table4_rounds_fall_with_e(frames, summaries):
@@ -579,25 +410,29 @@ def table4_rounds_paper(frames, summaries):
     df = _df(frames, "table4")
     if df is None:
         return None
-    parts = []
+    cells = []
     for (ds, part), sub in df.groupby(["ds", "partition"]):
         for E, paper in zip((1, 5, 10), PAPER_TABLE4.get((ds, part), [None] * 3)):
             g = sub[sub["E"] == E]
             if not g.empty:
-                parts.append((f"{DATASETS[ds]} {PARTITIONS[part]} E={E}", seed_rounds(g), paper))
-    return _paper_ratio(parts, "rounds")
+                cells.append((f"{DATASETS[ds]} {PARTITIONS[part]} E={E}", seed_rounds(g), paper))
+    return against_paper(cells, "rounds", BOUND_NOTE)
 
 
 # ---- Fig. 8: Option I vs II -----------------------------------------------------------------------------
+def _fig8_panels(df):
+    """``[(label, rows)]`` per Fig. 8 panel and η."""
+    return [(f"{DATASETS[ds]} {PARTITIONS[part]} η={eta:g}", sub)
+            for (ds, part, eta), sub in df.groupby(["ds", "partition", "eta"])]
+
+
 def option1_ge_option2(frames, summaries):
     df = _df(frames, "fig8")
     if df is None:
         return None
-    parts = [(f"{DATASETS[ds]} {PARTITIONS[part]} η={eta:g}",
-              finals(sub[sub["local_init"] == "local"]) - finals(sub[sub["local_init"] == "global"]))
-             for (ds, part, eta), sub in df.groupby(["ds", "partition", "eta"])]
-    return _outcome([b.rep(f"{lab}: Option I − Option II, pp") for lab, b in parts],
-                             detail=_explain(parts, " pp"))
+    parts = [(lab, finals(sub[sub["local_init"] == "local"]) - finals(sub[sub["local_init"] == "global"]))
+             for lab, sub in _fig8_panels(df)]
+    return outcome_of(parts, "{}: Option I − Option II, pp", " pp")
 
 
 def early_code_ge_option2(frames, summaries):
@@ -607,13 +442,12 @@ def early_code_ge_option2(frames, summaries):
     if df is None or seq is None:
         return None
     parts = []
-    for (ds, part, eta), sub in df[df["local_init"] == HEAD].groupby(["ds", "partition", "eta"]):
+    for lab, sub in _fig8_panels(df[df["local_init"] == HEAD]):
+        ds, part, eta = sub["ds"].iloc[0], sub["partition"].iloc[0], sub["eta"].iloc[0]
         early_runs = seq[(seq["ds"] == ds) & (seq["partition"] == part) & np.isclose(seq["eta"], eta)]
         if not early_runs.empty:
-            parts.append((f"{DATASETS[ds]} {PARTITIONS[part]} η={eta:g}", finals(early_runs) - finals(sub)))
-    if not parts:
-        return None
-    return _outcome([b.rep(f"{lab}: early code − Option II, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+            parts.append((lab, finals(early_runs) - finals(sub)))
+    return outcome_of(parts, "{}: early code − Option II, pp", " pp")
 
 
 # ---- Table V: FedProx's ρ -------------------------------------------------------------------------------
@@ -622,37 +456,32 @@ def _t5(df, ds, m, part):
 
 
 def _prox(sub, rho):
-    return sub[(sub["method"] == "FedProx") & np.isclose(sub["prox_rho"], rho)]
+    return seed_rounds(sub[(sub["method"] == "FedProx") & np.isclose(sub["prox_rho"], rho)])
 
 
 def _cell(ds, m, part):
     return f"{DATASETS[ds]} m={m} {PARTITIONS[part]}"
 
 
+def _t5_cells(df, cells, datasets=("mnist", "fashion_mnist")):
+    """``[(ds, m, part, rows)]`` of the Table V cells present."""
+    return [(ds, m, part, sub) for ds in datasets for m, part in cells if not (sub := _t5(df, ds, m, part)).empty]
+
+
+def _table5_rounds(frames, parts_of, label: str = "{}"):
+    """A Table V claim on rounds to the target: ``parts_of(table5 frame)`` -> [(label, per-seed values)]."""
+    df = _df(frames, "table5")
+    if df is None:
+        return None
+    return outcome_of(parts_of(df), label, " rounds", BOUND_NOTE)
+
+
 def table5_fedadmm_best(frames, summaries):
     """Per Table V cell: FedADMM's rounds minus the best FedProx ρ's (per seed), < 0."""
-    df = _df(frames, "table5")
-    if df is None:
-        return None
-    parts = []
-    for ds in ("mnist", "fashion_mnist"):
-        for m, part in T5_CELLS:
-            sub = _t5(df, ds, m, part)
-            if sub.empty:
-                continue
-            prox = [seed_rounds(_prox(sub, r)) for r in sorted(sub["prox_rho"].dropna().unique())]
-            parts.append((_cell(ds, m, part), seed_rounds(sub[sub["method"] == "FedADMM"]) - _extreme(prox, lowest=True)))
-    return _outcome([b.rep(f"{lab}: FedADMM − best FedProx rounds") for lab, b in parts],
-                             detail=_explain(parts, " rounds") + BOUND_NOTE)
-
-
-def _table5_rounds(frames, parts_of):
-    """A Table V claim on rounds to the target: ``parts_of(table5 frame)`` -> [(label, per-seed _B)]."""
-    df = _df(frames, "table5")
-    if df is None:
-        return None
-    parts = parts_of(df)
-    return _outcome([b.rep(lab) for lab, b in parts], detail=_explain(parts, " rounds") + BOUND_NOTE)
+    return _table5_rounds(frames, lambda df: [
+        (_cell(ds, m, part), seed_rounds(sub[sub["method"] == "FedADMM"])
+         - extreme([_prox(sub, r) for r in sorted(sub["prox_rho"].dropna().unique())], lowest=True))
+        for ds, m, part, sub in _t5_cells(df, T5_CELLS)], "{}: FedADMM − best FedProx rounds")
 
 
 def table5_best_rho_flips(frames, summaries):
@@ -660,22 +489,13 @@ def table5_best_rho_flips(frames, summaries):
     to the target (per seed; a seed that never reaches counts as a bound): FMNIST components the fewer of
     ρ = 0.1, 1's rounds minus ρ = 0.01's; MNIST components ρ = 0.01's rounds minus the more of ρ = 0.1, 1's;
     all > 0."""
-    def parts_of(df):
-        parts = []
-        for ds in ("fashion_mnist", "mnist"):
-            for part in ("iid", "label_shards"):
-                sub = _t5(df, ds, 200, part)
-                if sub.empty:
-                    continue
-                small, others = seed_rounds(_prox(sub, 0.01)), [seed_rounds(_prox(sub, r)) for r in (0.1, 1.0)]
-                if ds == "fashion_mnist":
-                    parts.append((f"{_cell(ds, 200, part)}: fewest rounds of other ρ − ρ=0.01's",
-                                  _extreme(others, lowest=True) - small))
-                else:
-                    parts.append((f"{_cell(ds, 200, part)}: ρ=0.01's rounds − most of other ρ",
-                                  small - _extreme(others, lowest=False)))
-        return parts
-    return _table5_rounds(frames, parts_of)
+    def part(ds, m, cell, sub):
+        small, others = _prox(sub, 0.01), [_prox(sub, r) for r in (0.1, 1.0)]
+        if ds == "fashion_mnist":
+            return f"{_cell(ds, m, cell)}: fewest rounds of other ρ − ρ=0.01's", extreme(others, lowest=True) - small
+        return f"{_cell(ds, m, cell)}: ρ=0.01's rounds − most of other ρ", small - extreme(others, lowest=False)
+    cells = ((200, "iid"), (200, "label_shards"))
+    return _table5_rounds(frames, lambda df: [part(*c) for c in _t5_cells(df, cells, ("fashion_mnist", "mnist"))])
 
 
 def table5_prox_not_monotone(frames, summaries):
@@ -683,8 +503,8 @@ def table5_prox_not_monotone(frames, summaries):
     both ρ = 0.01 and ρ = 1 (per seed, the fewer of their rounds minus ρ = 0.1's), > 0."""
     return _table5_rounds(frames, lambda df: [
         (f"{_cell('mnist', 200, part)}: fewest rounds of ρ=0.01, 1 − ρ=0.1's",
-         _extreme([seed_rounds(_prox(sub, r)) for r in (0.01, 1.0)], lowest=True) - seed_rounds(_prox(sub, 0.1)))
-        for part in ("iid", "label_shards") for sub in [_t5(df, "mnist", 200, part)] if not sub.empty])
+         extreme([_prox(sub, r) for r in (0.01, 1.0)], lowest=True) - _prox(sub, 0.1))
+        for _, _, part, sub in _t5_cells(df, ((200, "iid"), (200, "label_shards")), ("mnist",))])
 
 
 def table5_fedadmm_noniid_improves_with_m(frames, summaries):
@@ -705,15 +525,9 @@ def table5_fedadmm_rounds_paper(frames, summaries):
     df = _df(frames, "table5")
     if df is None:
         return None
-    parts = []
-    for ds in ("mnist", "fashion_mnist"):
-        paper = PAPER_TABLE5.get((ds, "FedADMM"), [None] * 4)
-        for k, (m, part) in enumerate(T5_CELLS):
-            sub = _t5(df, ds, m, part)
-            sub = sub[sub["method"] == "FedADMM"]
-            if not sub.empty:
-                parts.append((_cell(ds, m, part), seed_rounds(sub), paper[k]))
-    return _paper_ratio(parts, "FedADMM rounds")
+    cells = [(_cell(ds, m, part), seed_rounds(g), PAPER_TABLE5.get((ds, "FedADMM"), [None] * 4)[T5_CELLS.index((m, part))])
+             for ds, m, part, sub in _t5_cells(df, T5_CELLS) if not (g := sub[sub["method"] == "FedADMM"]).empty]
+    return against_paper(cells, "FedADMM rounds", BOUND_NOTE)
 
 
 # ---- Fig. 9: ρ schedule ---------------------------------------------------------------------------------
@@ -730,7 +544,7 @@ def rho_increase_helps(frames, summaries):
         for v in sorted(set(r2)):
             if not np.isclose(v, 0.01):
                 parts.append((f"{DATASETS[ds]} ρ 0.01→{v:g} − constant 0.01", finals(sub[np.isclose(r2, v)]) - const))
-    return _outcome([b.rep(f"{lab}, pp") for lab, b in parts], detail=_explain(parts, " pp"))
+    return outcome_of(parts, "{}, pp", " pp")
 
 
 # ---- checks of our configuration (kind: check) ------------------------------------------------------------
@@ -745,8 +559,7 @@ def table3_local_computation(frames, summaries):
     if df is None or "local_samples" not in df.columns:
         return None
     rows, ok = [], True
-    for s in _table3_columns(df):
-        sub = df[df["setting"] == s]
+    for s, sub in _table3(df):
         last = {m: sub[sub["method"] == m].sort_values("round").groupby("seed").tail(1) for m in ("FedADMM", "FedAvg")}
         if any(g.empty for g in last.values()):
             continue
