@@ -21,6 +21,7 @@ of the functions a check reaches here (:mod:`fedrepro.claims.registration`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
@@ -366,12 +367,10 @@ def mean_of(parts: Iterable[PerSeed]) -> PerSeed:
     parts = list(parts)
     if not parts:
         return EMPTY
-    idx = parts[0].v.index
-    for p in parts[1:]:
-        idx = idx.intersection(p.v.index)
-    v = sum(p.v.loc[idx] for p in parts) / len(parts)
-    flags = [pd.concat([getattr(p, f).loc[idx] for p in parts], axis=1).any(axis=1) for f in ("lb", "ub")]
-    return PerSeed(v, *flags)
+    common = reduce(lambda idx, p: idx.intersection(p.v.index), parts[1:], parts[0].v.index)
+    parts = [p.at(common) for p in parts]
+    flags = [pd.concat([getattr(p, f) for p in parts], axis=1).any(axis=1) for f in ("lb", "ub")]
+    return PerSeed(sum(p.v for p in parts) / len(parts), *flags)
 
 
 def explain(parts, unit: str = "", prefix: str = "per seed ", fmt: str = "{:.1f}") -> str:
