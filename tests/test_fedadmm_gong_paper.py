@@ -219,18 +219,17 @@ def test_fig8_tests_the_early_code_against_option_ii():
 
 
 def test_bounds_follow_the_side_they_inform():
-    idx = pd.Index([0, 1])
-    a = C._B(pd.Series([21.0, 5.0], index=idx), pd.Series([True, False], index=idx), pd.Series([False, False], index=idx))
-    b = C._B.exact(pd.Series([10.0, 21.0], index=idx))
-    b = C._B(b.v, pd.Series([False, True], index=idx), b.ub)
+    from fedrepro.claims.query import PerSeed, extreme
+
+    a = PerSeed.bounded({0: 21.0, 1: 5.0}, lower={0: True})
+    b = PerSeed.bounded({0: 10.0, 1: 21.0}, lower={1: True})
     d = a - b                                    # a capped -> a - b >= value; b capped -> a - b <= value
     assert list(d.lb) == [True, False] and list(d.ub) == [False, True]
-    r = C.reduction_b(a, b)                      # 1 - a/b: a capped -> upper bound, b capped -> lower bound
+    r = a.reduction(b)                           # 1 - a/b: a capped -> upper bound, b capped -> lower bound
     assert list(r.ub) == [True, False] and list(r.lb) == [False, True]
-    m = C._extreme([a, b], lowest=True)          # the min is a bound only when every part at the min is one
+    m = extreme([a, b], lowest=True)             # the min is a bound only when every part at the min is one
     assert list(m.v) == [10.0, 5.0] and list(m.lb) == [False, False]
-    both = C._extreme([a, C._B(pd.Series([21.0, 7.0], index=idx), pd.Series([True, False], index=idx),
-                               pd.Series([False, False], index=idx))], lowest=True)
+    both = extreme([a, PerSeed.bounded({0: 21.0, 1: 7.0}, lower={0: True})], lowest=True)
     assert list(both.lb) == [True, False]
 
 

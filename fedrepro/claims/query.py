@@ -21,6 +21,7 @@ of the functions a check reaches here (:mod:`fedrepro.claims.registration`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
@@ -507,7 +508,55 @@ def times_to_target(df: pd.DataFrame, metric: str, among: str = "algorithm", x: 
     return pd.DataFrame({a: rounds_to(g, metric, level, below=True, by=by, x=x).v for a, g in runs.items()})
 
 
+# ---- checks written as code: labelled series, their detail and outcome -------------------------------------
+def mean_of(parts: Iterable[PerSeed]) -> PerSeed:
+    """Per replicate, the mean of several series (paired): a lower (upper) bound when any part is one.
+    No parts: no replicates."""
+    parts = list(parts)
+    if not parts:
+        return EMPTY
+    common = reduce(lambda idx, p: idx.intersection(p.v.index), parts[1:], parts[0].v.index)
+    parts = [p.at(common) for p in parts]
+    flags = [pd.concat([getattr(p, f) for p in parts], axis=1).any(axis=1) for f in ("lb", "ub")]
+    return PerSeed(sum(p.v for p in parts) / len(parts), *flags)
+
+
+def explain(parts, unit: str = "", prefix: str = "per seed ", fmt: str = "{:.1f}") -> str:
+    """``label: per seed v1, v2+ unit; ...``: labelled series ``[(label, PerSeed)]`` as a check's detail."""
+    return "; ".join(f"{lab}: {prefix}{b.show(fmt)}{unit}" for lab, b in parts)
+
+
+def outcome(reps, detail: str = "", why: str = ""):
+    """An :class:`~fedrepro.claims.evaluate.Outcome` around one Replicates or a list of them (None
+    components dropped); None without any."""
+    from fedrepro.claims.evaluate import Outcome
+
+    if isinstance(reps, list):
+        reps = [r for r in reps if r is not None] or None
+    return None if reps is None else Outcome(reps, why=why, detail=detail)
+
+
+def outcome_of(parts, label: str = "{}", unit: str = "", note: str = "", scale: str = "linear"):
+    """The outcome of labelled series ``[(label, PerSeed)]``: a component per series with the label
+    ``label.format(its label)``, the per-replicate values (:func:`explain` with ``unit``) + ``note`` as
+    the detail; None without any value."""
+    return outcome([b.rep(label.format(lab), scale) for lab, b in parts], detail=explain(parts, unit) + note)
+
+
+def against_paper(cells, what: str, note: str = ""):
+    """Ours relative to the paper's numbers: per cell ``(label, PerSeed, paper number or None)`` a component
+    ours/paper on the log scale labelled ``label: what ours/paper (p)``; every cell in the detail. A
+    :class:`~fedrepro.claims.evaluate.NotTestable` when no cell has both our values and a paper number."""
+    from fedrepro.claims.evaluate import NotTestable
+
+    reps = [b.scaled(1.0 / p).rep(f"{lab}: {what} ours/paper ({p:g})", scale="log")
+            for lab, b, p in cells if p is not None and len(b)]
+    if not any(r is not None for r in reps):
+        return NotTestable("no cell with both our runs and a number of the paper")
+    return outcome(reps, detail="; ".join(f"{lab}: {b.show()} (paper {p})" for lab, b, p in cells) + note)
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
-           "times_to_target"]
+           "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper"]
