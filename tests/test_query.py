@@ -121,3 +121,24 @@ def test_a_reading_labels_its_components_from_the_setting_and_passes_on_a_views_
     why = NotTestable("needs the timing pass")
     gated = q.compile_reading({**READING, "frame": "timed"}, {"timed": lambda frames, summaries: why}, name="y")
     assert gated({"fig": _runs()}, {}) is why
+
+
+def test_a_reading_of_several_components_shows_each_ones_values_as_its_detail():
+    from fedrepro.claims.evaluate import Outcome
+    spec = {"per": ["k0"], "label": "{k0}: fast - mid rounds",
+            "components": [{"of": {**READING["of"]}, "minus": {**READING["of"], "where": {"algorithm": "mid"}}},
+                           {"of": {**READING["of"]}, "minus": {**READING["of"], "where": {"algorithm": "slow"}},
+                            "label": "{k0}: fast - slow rounds", "show": "{k0} vs slow"}],
+            "detail": {"unit": " rounds", "fmt": "{:.0f}", "note": " (note)"}}
+    out = q.compile_reading(spec, name="z")({"fig": _runs()}, {})
+    assert isinstance(out, Outcome)
+    assert [r.label for r in out.value] == ["4: fast - mid rounds", "20: fast - mid rounds",
+                                            "4: fast - slow rounds", "20: fast - slow rounds"]
+    # slow never reaches 0.5 in 20 rounds: 21, an upper bound of the difference ('-')
+    assert out.detail == ("k0=4: per seed -4, -4, -4 rounds; k0=20: per seed -4, -4, -4 rounds; "
+                          "4 vs slow: per seed -15-, -15-, -15- rounds; 20 vs slow: per seed -17-, -17-, -17- rounds (note)")
+    with pytest.raises(ValueError, match="unknown component key"):
+        q.compile_reading({**spec, "components": [{"of": READING["of"], "frame": "x"}]})
+    peak = q.compile_reading({"of": {"column": "accuracy", "how": "max", "by": "k0"}, "deterministic": True,
+                              "label": "peak"}, name="d")({"fig": _runs()}, {})
+    assert peak[0].deterministic and peak[0].interval() == (1.0, 1.0)       # every k0 peaks at 1: no noise

@@ -325,11 +325,39 @@ def quantity(rows: pd.DataFrame, spec: Mapping, kind=None) -> PerSeed:
     return extreme([p for p in parts if len(p)], lowest=spec["best"] == "lowest")
 
 
-READING_KEYS = {"frame", "where", "per", "of", "minus", "over", "reduction", "scale", "multiply", "label"}
+PART_KEYS = {"where", "per", "of", "minus", "over", "reduction", "scale", "multiply", "label", "deterministic",
+             "show"}
+READING_KEYS = PART_KEYS | {"frame", "components", "detail"}
+
+
+def _part_kinds(part: Mapping, name: str) -> tuple:
+    if "of" not in part:
+        raise ValueError(f"{name}: a reading (or each of its components) needs 'of' (the quantity)")
+    ops = [k for k in OPS if k in part]
+    if len(ops) > 1:
+        raise ValueError(f"{name}: at most one of {list(OPS)}, got {ops}")
+    return (measure_kind(part["of"]),) + ((measure_kind(part[ops[0]]),) if ops else ())
+
+
+def _read_part(df: pd.DataFrame, part: Mapping, kinds: tuple, name: str) -> list:
+    """``[(shown, PerSeed, Replicates)]`` of one part of a reading: a component per setting of ``per``."""
+    ops = [k for k in OPS if k in part]
+    label, out = part.get("label", name), []
+    for setting, rows in settings(select(df, **dict(part.get("where") or {})), part.get("per")):
+        q = quantity(rows, part["of"], kinds[0])
+        if ops:
+            q = getattr(q, OPS[ops[0]])(quantity(rows, part[ops[0]], kinds[1]))
+        q = q.scaled(float(part.get("multiply", 1.0)))
+        values, tag = {k: _num(v) for k, v in setting.items()}, label_of(setting)
+        text = label.format(**values) if "{" in label else label + (f", {tag}" if tag else "")
+        rep = q.rep(text, scale=part.get("scale", "linear"), deterministic=bool(part.get("deterministic", False)))
+        if rep is not None:
+            out.append((part.get("show", "{setting}").format(setting=tag, **values), q, rep))
+    return out
 
 
 def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, name: str = "reading"):
-    """A check ``(frames, summaries) -> [Replicates] | None`` from a claim's ``reading:`` mapping::
+    """A check ``(frames, summaries) -> [Replicates] | Outcome | None`` from a claim's ``reading:`` mapping::
 
         reading:
           frame: trace            # trace (default; the claim's experiments' run frames, concatenated),
@@ -340,30 +368,40 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
           minus: {where: {algorithm: [sfedavg, sfedprox]}, column: cr, best: lowest, among: algorithm}
                                   # or over: (ratio) or reduction: (100 (b - a) / b), paired by replicate
           multiply: 100           # optional factor
-          scale: linear           # or log (ratios)
+          scale: linear           # or log (ratios); deterministic: true for values without replicate noise
           label: "FedEPM - best baseline CR"   # ", k0=4" appended per setting; or placeholders:
                                                # "FedEPM - best CR at k0 = {k0}" (the setting's values)
+          components:             # optional: several parts, each with the keys above (where, per, of, minus,
+            - {...}               # label, ...) over the reading's own; their components in this order
+          detail: {unit: " rounds", fmt: "{:.1f}", prefix: "per seed ", note: ""}
+                                  # optional: every component's per-replicate values shown after the value,
+                                  # "<show>: per seed v1, v2+ rounds" ('+' / '-': a bound), show (a part key)
+                                  # defaulting to the setting ("k0=4"; placeholders as in label)
 
     A view may return :class:`~fedrepro.claims.evaluate.NotTestable` (why this build cannot decide), which
-    the check returns as it is. The function carries ``reading_views`` (the views it uses) so that the registration's fingerprint
-    covers their code."""
+    the check returns as it is. The function carries ``reading_views`` (the views it uses) so that the
+    registration's fingerprint covers their code."""
     unknown = sorted(set(spec) - READING_KEYS)
     if unknown:
         raise ValueError(f"{name}: unknown reading key(s) {unknown}; allowed: {sorted(READING_KEYS)}")
-    if "of" not in spec:
-        raise ValueError(f"{name}: a reading needs 'of' (the quantity)")
-    ops = [k for k in OPS if k in spec]
-    if len(ops) > 1:
-        raise ValueError(f"{name}: at most one of {list(OPS)}, got {ops}")
+    base = {k: v for k, v in spec.items() if k in PART_KEYS and k != "where"}   # where: applied once, below
+    parts = [dict(base, **c) for c in spec.get("components", [])] or [base]
+    for c in spec.get("components", []):
+        bad = sorted(set(c) - PART_KEYS)
+        if bad:
+            raise ValueError(f"{name}: unknown component key(s) {bad}; allowed: {sorted(PART_KEYS)}")
+    kinds_of = [_part_kinds(p, name) for p in parts]
+    # the measure functions this reading uses, held (not looked up) so that its fingerprint covers just them
+    kinds = tuple(k for ks in kinds_of for k in ks)
     frame = spec.get("frame", "trace")
     views = dict(views or {})
     if frame not in ("trace", "summary", "timing") and frame not in views:
         raise ValueError(f"{name}: frame {frame!r} is neither trace, summary, timing nor a view of claims.py "
                          f"VIEWS ({sorted(views)})")
     view = views.get(frame)
-    label = spec.get("label", name)
-    # the measure functions this reading uses, held (not looked up) so that its fingerprint covers just them
-    kinds = (measure_kind(spec["of"]),) + ((measure_kind(spec[ops[0]]),) if ops else ())
+    detail = spec.get("detail")
+    if detail is not None and (not isinstance(detail, dict) or set(detail) - {"unit", "fmt", "prefix", "note"}):
+        raise ValueError(f"{name}: detail must be a mapping of unit, fmt, prefix, note; got {detail!r}")
 
     def check(frames, summaries):
         if view is not None:
@@ -373,24 +411,21 @@ def compile_reading(spec: Mapping, views: Mapping[str, Callable] | None = None, 
         else:
             src = frames if frame == "trace" else {k.split(".")[0]: v for k, v in summaries.items()
                                                    if k.endswith(".timing") == (frame == "timing")}
-            parts = [p for p in src.values() if p is not None and not p.empty]
-            df = pd.concat(parts, ignore_index=True) if parts else None
+            parts_ = [p for p in src.values() if p is not None and not p.empty]
+            df = pd.concat(parts_, ignore_index=True) if parts_ else None
         if df is None or df.empty:
             return None
         df = select(df, **dict(spec.get("where") or {}))
-        out = []
-        for setting, rows in settings(df, spec.get("per")):
-            q = quantity(rows, spec["of"], kinds[0])
-            if ops:
-                q = getattr(q, OPS[ops[0]])(quantity(rows, spec[ops[0]], kinds[1]))
-            q = q.scaled(float(spec.get("multiply", 1.0)))
-            tag = label_of(setting)
-            text = label.format(**{k: _num(v) for k, v in setting.items()}) if "{" in label else (
-                label + (f", {tag}" if tag else ""))
-            r = q.rep(text, scale=spec.get("scale", "linear"))
-            if r is not None:
-                out.append(r)
-        return out or None
+        got, at = [], 0
+        for part, ks in zip(parts, kinds_of):
+            got += _read_part(df, part, kinds[at:at + len(ks)], name)
+            at += len(ks)
+        reps = [r for _, _, r in got]
+        if not reps or detail is None:
+            return reps or None
+        text = explain([(shown, q) for shown, q, _ in got], detail.get("unit", ""),
+                       detail.get("prefix", "per seed "), detail.get("fmt", "{:.1f}"))
+        return outcome(reps, detail=text + detail.get("note", ""))
 
     check.__name__ = name
     check.reading_views = [view] if view is not None else []
