@@ -318,8 +318,10 @@ def _claims():
 
 def test_figures_and_claims_render(tmp_path):
     from fedrepro.claims import evaluate
-    from fedrepro.papers.fedepm.claims import CHECKS
     from fedrepro.papers.fedepm.figures import FIGURES, TABLES
+    from fedrepro.papers.registry import checks
+
+    CHECKS = checks("fedepm")
 
     frames, summaries = _fake_results()
     for key, spec in {**FIGURES, **TABLES}.items():
@@ -368,13 +370,13 @@ def _claim(cid):
 
 def _judge(cid, summaries, scale=None):
     from fedrepro.claims import evaluate
-    from fedrepro.papers.fedepm.claims import CHECKS
+    from fedrepro.papers.registry import checks
 
     c = _claim(cid)
     frames = {e: pd.DataFrame() for e in summaries if "." not in e}
     for e in c.get("experiments", []):
         frames.setdefault(e, pd.DataFrame())
-    row = evaluate([c], CHECKS, frames, summaries, "fedepm", scale=scale).iloc[0]
+    row = evaluate([c], checks("fedepm"), frames, summaries, "fedepm", scale=scale).iloc[0]
     return row["verdict"], row["our_value"], row["why"]
 
 
@@ -509,22 +511,32 @@ def test_fewest_cr_claims_are_paired_per_trial_and_strict():
 
 
 def test_capped_baseline_makes_the_cr_difference_a_bound():
-    from fedrepro.papers.fedepm.claims import fewest_cr_every_k0, sfedprox_fewer_cr_than_sfedavg
+    from fedrepro.papers.registry import checks
+
+    fewest_cr_every_k0 = checks("fedepm")["reading:fig3_fewest_cr"]               # readings written as data
+    sfedprox_fewer_cr_than_sfedavg = checks("fedepm")["reading:fig3_sfedprox_fewer_cr"]
 
     capped = lambda a, m, k0, i: "max_rounds" if (a, m, k0, i) == ("sfedavg", 50, 4, 0) else "converged"  # noqa: E731
     s = _fig3(_smooth, status=capped)
     reps = {r.label: r for r in sfedprox_fewer_cr_than_sfedavg({}, s)}
     r = reps["SFedProx - SFedAvg CR, m=50 k0=4"]
-    assert list(r.upper_bound) == [True, False, False, False, False] and not any(r.lower_bound)
-    # SFedAvg is not the smaller baseline there: FedEPM - SFedProx is a plain value
+    assert list(r.upper_bound) == [True, False, False, False, False] and not any(r.lower_bound or [])
+    # SFedAvg is not the smaller baseline there: FedEPM - SFedProx is a plain value (no flags: None)
     r2 = {r.label: r for r in fewest_cr_every_k0({}, s)}["FedEPM - min(baselines) CR, m=50 k0=4"]
-    assert not any(r2.upper_bound) and not any(r2.lower_bound)
+    assert not any(r2.upper_bound or []) and not any(r2.lower_bound or [])
     assert _judge("fig3_no_capped_runs", s)[0] == "fails"
 
 
-def test_fitted_ratio_and_its_bounds():
-    from fedrepro.papers.fedepm.claims import _fitted_ratio
+def _fitted_ratio(x, y, capped=None):
+    """(ratio, lower bound, upper bound) of query.trend on one trial's points (``capped``: lower bounds)."""
+    from fedrepro.claims.query import PerSeed, trend
 
+    capped = [False] * len(x) if capped is None else capped
+    f = trend({xi: PerSeed.bounded({0: yi}, lower={0: c}) for xi, yi, c in zip(x, y, capped)})
+    return float(f.v.iloc[0]), bool(f.lb.iloc[0]), bool(f.ub.iloc[0])
+
+
+def test_fitted_ratio_and_its_bounds():
     k = np.array([4, 8, 12, 16, 20])
     r, lo, hi = _fitted_ratio(k, 10 * 0.5 ** ((k - 4) / 16))
     assert r == pytest.approx(0.5) and not lo and not hi

@@ -591,7 +591,77 @@ def against_paper(cells, what: str, note: str = ""):
     return outcome(reps, detail="; ".join(f"{lab}: {b.show()} (paper {p})" for lab, b, p in cells) + note)
 
 
+def trend(parts: Mapping) -> PerSeed:
+    """Per replicate (paired across ``parts``, ``{x: PerSeed}``): ``exp(slope * (max x - min x))`` of the
+    least-squares line of ``log value`` on ``x`` through every point, the trend's ratio from the smallest to
+    the largest ``x`` (> 1: rises). A lower bound right of the mean ``x`` (or an upper bound left of it)
+    makes the ratio a lower bound; mirrored, an upper bound. Fewer than two ``x``: no replicates."""
+    xs = sorted(parts)
+    if len(xs) < 2:
+        return EMPTY
+    idx = parts[xs[0]].v.index
+    for k in xs[1:]:
+        idx = idx.intersection(parts[k].v.index)
+    x = np.asarray(xs, float)
+    xc = x - x.mean()
+    vals, lbs, ubs = {}, {}, {}
+    for i in idx:
+        y = np.log(np.array([parts[k].v.loc[i] for k in xs], float))
+        lo = np.array([parts[k].lb.loc[i] for k in xs], bool)
+        hi = np.array([parts[k].ub.loc[i] for k in xs], bool)
+        b = float((xc * (y - y.mean())).sum() / (xc ** 2).sum())
+        vals[i] = float(np.exp(b * (x.max() - x.min())))
+        lbs[i] = bool((lo & (xc > 0)).any() or (hi & (xc < 0)).any())
+        ubs[i] = bool((lo & (xc < 0)).any() or (hi & (xc > 0)).any())
+    return PerSeed.bounded(vals, lower=lbs, upper=ubs)
+
+
+def value_at_each(df, metric: str, at, by: str = "seed", x: str = "round") -> PerSeed:
+    """:func:`value_at` at a point of each replicate's own (``at``: ``{replicate: x}`` or a
+    :class:`PerSeed`, e.g. the round at which another run of the replicate stopped); replicates
+    without a point ``<= at`` or without an ``at`` are left out."""
+    at = at.v.to_dict() if isinstance(at, PerSeed) else dict(at)
+    out = {}
+    for k, (r, y) in curves(df, metric, by, x).items():
+        ok = r <= at[k] if k in at else np.zeros(len(r), bool)
+        if ok.any():
+            out[k] = float(y[ok][-1])
+    return PerSeed.exact(out)
+
+
+def stats_table(df: pd.DataFrame, col: str, keys, how: str = "mean", capped: str | None = None) -> pd.DataFrame:
+    """One row per group of ``keys`` (e.g. setting, algorithm, timing repetition): ``how`` (mean, median, ...)
+    of ``col`` over the group's rows, computed by one groupby of the whole frame, and, with ``capped``, whether
+    a capped row is among them (the statistic is then a lower bound; read back with ``column(..., capped=)``)."""
+    g = df.groupby(list(keys))
+    parts = [getattr(g[col], how)()] + ([g[capped].any()] if capped else [])
+    return pd.concat(parts, axis=1).reset_index()
+
+
+def lowest_any(parts: Iterable[PerSeed]) -> PerSeed:
+    """Per replicate, the smallest of ``parts`` (paired) with conservative flags: a lower bound when ANY part is
+    one at that replicate (not only the smallest, as :func:`extreme` has it)."""
+    parts = list(parts)
+    low = extreme(parts)
+    lb = pd.concat([p.lb.loc[low.v.index] for p in parts], axis=1).any(axis=1) if parts else low.lb
+    return PerSeed(low.v, lb, low.ub)
+
+
+def trends(rows: pd.DataFrame, x: str, per, quantity: Callable) -> list:
+    """``[(setting, fit, means)]`` per setting of ``per``: ``fit`` the :func:`trend` over ``x`` of
+    ``quantity(rows at one x)`` (a :class:`PerSeed`), ``means`` its mean at each ``x`` over the replicates of
+    the fit (settings without a fit are left out)."""
+    out = []
+    for setting, g in settings(rows, per):
+        parts = {v: quantity(select(g, **{x: v})) for v in sorted(g[x].unique())}
+        fit = trend(parts)
+        if len(fit):
+            out.append((setting, fit, [p.v.loc[fit.v.index].mean() for p in parts.values()]))
+    return out
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
-           "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper"]
+           "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
+           "trend", "value_at_each", "stats_table", "lowest_any", "trends"]
