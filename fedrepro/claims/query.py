@@ -387,14 +387,14 @@ _MEMO: list = []          # [(parts, build, frame)]: the parts are kept alive, s
 
 
 def memo_frame(parts, build: Callable, size: int = 8):
-    """``build(parts)`` (a frame made from the frames ``parts``, e.g. a paper's tidy view of several
-    experiments), memoised by the identity of the parts and of ``build``: every check of a build asks for
-    the same view once. The last ``size`` results are kept."""
+    """``build`` of the frames ``parts`` concatenated (a paper's tidy view of several experiments), memoised
+    by the identity of the parts and of ``build``: every check of a build asks for the same view once. The
+    last ``size`` results are kept."""
     parts = list(parts)
     for cached, fn, df in _MEMO:
         if fn is build and len(cached) == len(parts) and all(a is b for a, b in zip(cached, parts)):
             return df
-    _MEMO.append((parts, build, build(parts)))
+    _MEMO.append((parts, build, build(pd.concat(parts, ignore_index=True))))
     del _MEMO[:-size]
     return _MEMO[-1][2]
 
@@ -414,6 +414,14 @@ def beside(paper: str, check: str, comps, side=(), why: str = ""):
                    why=why + (f"; beside: {side_txt}" if side_txt else ""))
 
 
+def listing(p: PerSeed, fmt: str = "{:.0f}", lower: str = "≥", capped: str | None = None) -> str:
+    """``v1, ≥v2, v3``: the values in replicate order, a lower bound prefixed with ``lower`` (with ``capped``:
+    shown as that word instead, e.g. ``never`` for a run that never gets there)."""
+    return ", ".join(capped if lb and capped is not None else (lower if lb else "") + fmt.format(v)
+                     for v, lb in zip(p.v, p.lb))
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
-           "informative", "gaps", "stays_from", "memo_frame", "beside"]
+           "informative", "gaps", "stays_from", "memo_frame", "beside",
+           "listing"]

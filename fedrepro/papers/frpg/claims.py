@@ -1,31 +1,22 @@
 """Checks of the FRPG paper's statements (Sec. V; spec 004 sec. 6), as replicates per seed.
 
-Every check takes ``(frames, summaries)`` (experiment id -> tidy DataFrame) and returns Replicates (one
-value per seed; two methods are PAIRED by seed: same partition, minibatch and attack streams), a list of
-them ("on every dataset": all must hold, Bonferroni), an Outcome around that (``detail``: the sensitivity
-table), a NotTestable, or None when the data are absent. An attack's runs are two experiments
-(``label_flip`` = MNIST/FMNIST, ``label_flip_usps`` = USPS; likewise ``gaussian``). Per-seed values come
-from the query layer (:mod:`fedrepro.claims.query`: final value = last evaluated CR; rounds to a level =
-first evaluated CR at it, a run that never gets there a lower bound ``last CR + 1``; in a difference or
-ratio both capped: dropped). Readings that need no code are data in claims.yaml, on the views of VIEWS.
-
-* "converge faster" (Figs. 5-6): rounds to 90 % of the best mean final accuracy among the compared
-  series on that dataset, ours minus the benchmark's, per seed (< 0; a tie is not a win).
-* RSA's penalty weight lambda_R (never given in the paper) is swept: grid ``RSA_LAMS`` at the stated
-  a = 3; a claim involving RSA holds if it holds at every value, fails if it fails at every value, else
-  is undecided ("depends on lambda_R", with the per-value table). lambda_R = 1.6 (FRPG's lambda, spec
-  A9's default) runs at quick scale only and is shown, not decided on: at a = 3 RSA diverges there.
-* The benchmarks' step is stated ("3/sqrt(k)", Sec. V): verdicts use a = 3; SGD and GeoMed also run at
-  a = 0.3, shown beside with their own verdict (the paper's SGD/GeoMed curves fit a ~ 0.12-0.3).
+Every check takes ``(frames, summaries)`` and returns Replicates (per seed; two methods PAIRED by seed:
+same partition, minibatch and attack streams), a list of them ("on every dataset": all must hold,
+Bonferroni), an Outcome around that, a NotTestable, or None without data. An attack's runs are two
+experiments (``label_flip`` = MNIST/FMNIST, ``label_flip_usps`` = USPS; likewise ``gaussian``). Values
+come from the query layer (:mod:`fedrepro.claims.query`; a difference or ratio of two capped runs is
+dropped); readings that need no code are data in claims.yaml, on the views of ``VIEWS``. RSA's unstated
+lambda_R is swept over ``RSA_LAMS`` (holds / fails at every value, else undecided: "depends on lambda_R");
+1.6, FRPG's lambda, is shown, not decided on (FR-13). The benchmarks' stated step 3/sqrt(k) decides
+(a = 3); SGD and GeoMed at a = 0.3 are shown beside with their own verdict (claims.yaml, FIDELITY.md).
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, memo_frame, rounds_to, select,
-                                   stays_from, value_at)
+from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame, rounds_to,
+                                   select, stays_from, value_at)
 from fedrepro.claims.sweep import across
 from fedrepro.papers.frpg.analysis import series_label, with_series
 
@@ -40,29 +31,20 @@ OURS = ("FRPG", "LFRPG")
 TIMED = ("label_flip", "label_flip_usps", "gaussian", "gaussian_usps")
 KRUM, GEOMED, SGD = (series_label(alg, {"a": A_STATED}) for alg in ("krum", "geomed", "sgd_mean"))
 GEOMED_S, SGD_S = (series_label(alg, {"a": A_SENS}) for alg in ("geomed", "sgd_mean"))
-SHORT = {KRUM: "Krum", GEOMED: "GeoMed", SGD: "SGD", GEOMED_S: "GeoMed a=0.3", SGD_S: "SGD a=0.3"}
-
-
-def rsa(lam: float, a: float = A_STATED) -> str:
-    return series_label("rsa", {"a": a, "lam": lam})
+RSA = {lam: series_label("rsa", {"a": A_STATED, "lam": lam}) for lam in RSA_LAMS + RSA_SHOWN}
+SHORT = {KRUM: "Krum", GEOMED: "GeoMed", SGD: "SGD", GEOMED_S: "GeoMed a=0.3", SGD_S: "SGD a=0.3",
+         **{series: f"RSA λ_R={lam:g}" for lam, series in RSA.items()}}
 
 
 def short(series: str) -> str:
-    if series.startswith("RSA"):
-        return series.replace("RSA (a=3, λ=", "RSA λ_R=").rstrip(")")
     return SHORT.get(series, series)
 
 
-# ---- the runs; deciding across lambda_R and beside a = 0.3 --------------------------------------
-def _tidy(parts):
-    return with_series(pd.concat(parts, ignore_index=True))
-
-
+# ---- the runs; deciding across lambda_R, or at a = 3 with a = 0.3 beside -------------------------------
 def _df(frames, attack):
-    """The attack's runs over all datasets (``attack`` and ``attack_usps`` experiments), with the
-    ``series`` / ``ds`` columns (memoised per input frames: every check of a build asks for them)."""
+    """The attack's runs (``attack`` and ``attack_usps``) with ``series`` / ``ds`` columns, memoised."""
     parts = [p for p in (frames.get(e) for e in (attack, f"{attack}_usps")) if p is not None and not p.empty]
-    return memo_frame(parts, _tidy) if parts else None
+    return memo_frame(parts, with_series) if parts else None
 
 
 def label_flip_runs(frames, summaries):
@@ -81,12 +63,16 @@ def _reach(df, series, ds, level=ACC_LEVEL) -> PerSeed:
     return rounds_to(select(df, series=series, ds=ds), "accuracy", level)
 
 
-def _seeds_txt(p: PerSeed) -> str:
-    return ", ".join(("≥" if c else "") + f"{x:.0f}" for x, c in zip(p.v, p.lb))
-
-
 def _some(xs):
     return [x for x in xs if x is not None]
+
+
+def _on(attack, fn):
+    """The check ``fn(df)`` on the attack's runs (None without them)."""
+    def check(frames, summaries):
+        df = _df(frames, attack)
+        return None if df is None else fn(df)
+    return check
 
 
 def _over_lam(check: str, at, side=(), shown_at=None, shown=RSA_SHOWN):
@@ -101,12 +87,11 @@ def _beside(attack, check, comps, stated=SGD, sens=SGD_S, why=None, detail=None)
     """The check ``check``: ``comps(df, series)`` of the series at the stated a = 3 decides, the one at
     a = 0.3 (``sens``; None: none) is shown beside; ``why(df)`` is the explanation, ``detail(df, d)``
     the detail given the sensitivity table ``d``."""
-    def run(frames, summaries):
-        df = _df(frames, attack)
-        out = None if df is None else beside("frpg", check, comps(df, stated), why=why(df) if why else "",
-                                             side=[(short(sens), comps(df, sens))] if sens else [])
+    def run(df):
+        out = beside("frpg", check, comps(df, stated), side=[(short(sens), comps(df, sens))] if sens else [],
+                     why=why(df) if why else "")
         return out if out is None or detail is None else Outcome(out.value, detail=detail(df, out.detail), why=out.why)
-    return run
+    return _on(attack, run)
 
 
 # ---- figs 3-4: loss ---------------------------------------------------------------------
@@ -114,8 +99,7 @@ def lfrpg_le_frpg(frames, summaries):
     """Per (attack, dataset): the mean over evaluated CRs 0 < r <= last of F_LFRPG(r) - F_FRPG(r),
     per seed (< 0: LFRPG lower at equal CR). Detail: share of (seed, CR) points with F_LFRPG < F_FRPG."""
     comps, hits = [], []
-    for attack in ATTACK_NAME:
-        df = _df(frames, attack)
+    for attack, df in ((a, _df(frames, a)) for a in ATTACK_NAME):
         if df is None:
             return None
         for ds in DS:
@@ -133,32 +117,25 @@ def loss_below_rsa(frames, summaries):
     """F at the last CR, ours minus RSA's, per seed, for FRPG and LFRPG, both attacks, every dataset
     (< 0). Each run's F is (5) with its own penalty weight (RSA: its lambda_R). Decided over lambda_R."""
     per_lam = {lam: [] for lam in RSA_LAMS + RSA_SHOWN}
-    for attack in ATTACK_NAME:
-        df = _df(frames, attack)
+    for attack, df in ((a, _df(frames, a)) for a in ATTACK_NAME):
         if df is None:
             return None
-        for ds in DS:
-            for lam in per_lam:
-                theirs = _fin(df, rsa(lam), ds, "loss_F")
-                per_lam[lam] += _some((_fin(df, s, ds, "loss_F") - theirs)
-                                      .rep(f"{ATTACK_NAME[attack]} {DS_NAME[ds]} F {s}−RSA") for s in OURS)
+        for ds, lam in ((ds, lam) for ds in DS for lam in per_lam):
+            per_lam[lam] += _some((_fin(df, s, ds, "loss_F") - _fin(df, RSA[lam], ds, "loss_F"))
+                                  .rep(f"{ATTACK_NAME[attack]} {DS_NAME[ds]} F {s}−RSA") for s in OURS)
     return _over_lam("loss_below_rsa", per_lam.get)
 
 
-def fmnist_400_vs_800(frames, summaries):
+def _fmnist_400_vs_800(df):
     """c* per seed = first CR with F_LFRPG <= F_FRPG(800) (same seed), FMNIST, label flipping."""
-    df = _df(frames, "label_flip")
-    if df is None:
-        return None
     last = df[df["ds"] == "fashion_mnist"]["round"].max()
     if not last >= 800:
         return NotTestable(f"needs max_rounds >= 800 on FMNIST (run: {last})")
     ref = value_at(select(df, series="FRPG", ds="fashion_mnist"), "loss_F", 800)
     c = rounds_to(select(df, series="LFRPG", ds="fashion_mnist"), "loss_F", dict(ref.v), below=True)
-    if not len(c):
-        return None
-    return Outcome(c.rep("c* (CR)"), detail=f"per seed c* = {_seeds_txt(c)}; F_FRPG(800) = "
-                   + ", ".join(f"{ref.v[s]:.4g}" for s in c.seeds) + "; paper's ratio c*/800 = 0.5")
+    refs = ", ".join(f"{ref.v[s]:.4g}" for s in c.seeds)
+    return Outcome(c.rep("c* (CR)"), detail=f"per seed c* = {listing(c)}; F_FRPG(800) = {refs}; "
+                                            "paper's ratio c*/800 = 0.5") if len(c) else None
 
 
 # ---- figs 5-6: accuracy ----------------------------------------------------------------
@@ -179,60 +156,50 @@ def _speed(df, benches, dsets=DS, every=False):
     for ds in dsets:
         finals = [_fin(df, s, ds) for s in OURS + tuple(benches)]
         means = [np.mean(f.v.to_numpy()) for f in finals if len(f)]
-        if not means or (every and len(means) < len(finals)):
-            continue
-        level = 0.9 * max(means)
-        ours = {s: _reach(df, s, ds, level) for s in OURS}
-        out += _some(informative(ours[s] - _reach(df, b, ds, level))
-                     .rep(f"{DS_NAME[ds]} CR to {level:.3f}: {s}−{short(b)}") for b in benches for s in OURS)
+        if means and not (every and len(means) < len(finals)):
+            level = 0.9 * max(means)
+            out += _some(informative(_reach(df, s, ds, level) - _reach(df, b, ds, level))
+                         .rep(f"{DS_NAME[ds]} CR to {level:.3f}: {s}−{short(b)}") for b in benches for s in OURS)
     return out
 
 
 def _against_benchmarks(attack, stem, measure, show_rsa: bool):
     """A check of ``measure(df, benches)`` for FRPG and LFRPG against Krum, GeoMed and RSA, decided across
     RSA's lambda_R (FR-13); GeoMed at a = 0.3 (and, with ``show_rsa``, RSA at 1.6) shown beside."""
-    def check(frames, summaries):
-        df = _df(frames, attack)
-        if df is None:
-            return None
+    def check(df):
         return _over_lam(("lf_" if attack == "label_flip" else "g_") + stem,
-                         lambda lam: measure(df, (KRUM, GEOMED, rsa(lam))),
+                         lambda lam: measure(df, (KRUM, GEOMED, RSA[lam])),
                          side=[("GeoMed a=0.3", measure(df, (GEOMED_S,)))],
-                         shown_at=lambda lam: measure(df, (rsa(lam),)), shown=RSA_SHOWN if show_rsa else ())
-    return check
+                         shown_at=lambda lam: measure(df, (RSA[lam],)), shown=RSA_SHOWN if show_rsa else ())
+    return _on(attack, check)
 
 
 # ---- USPS round counts (label flipping) --------------------------------------------------
 def _usps_rounds(series, sens=None):
     """First CR with USPS accuracy >= 71 % under label flipping, per seed (capped runs: lower bounds)."""
-    def comps(df, s):
-        return _some([_reach(df, s, "usps").rep(f"{short(s)} CR to 71 %")])
-
     def notes(df):
-        out = [f"per seed {_seeds_txt(_reach(df, series, 'usps'))}"]
+        out = [f"per seed {listing(_reach(df, series, 'usps'))}"]
         if series in OURS:
             st = stays_from(select(df, series=series, ds="usps"), "accuracy", ACC_LEVEL)
-            out.append("stays >= 71 % from " + ", ".join("never" if c else f"{x:.0f}" for x, c in zip(st.v, st.lb)))
-            out.append("final " + ", ".join(f"{x:.3f}" for x in _fin(df, series, "usps").v))
+            out.append("stays >= 71 % from " + listing(st, capped="never"))
+            out.append("final " + listing(_fin(df, series, "usps"), "{:.3f}"))
         if sens is not None and len(sr := _reach(df, sens, "usps")):
-            out.append(f"{short(sens)} per seed {_seeds_txt(sr)}")
+            out.append(f"{short(sens)} per seed {listing(sr)}")
         return "; ".join(out)
 
     name = {"FRPG": "usps_rounds_frpg", "LFRPG": "usps_rounds_lfrpg"}.get(series, "usps_rounds_sgd")
-    return _beside("label_flip", name, comps, series, sens, why=notes,
+    return _beside("label_flip", name, lambda df, s: _some([_reach(df, s, "usps").rep(f"{short(s)} CR to 71 %")]),
+                   series, sens, why=notes,
                    detail=lambda df, d: notes(df) + (f" | {d}" if d else ""))
 
 
-def usps_geomed_rsa_gt_4000(frames, summaries):
-    """CR to 71 % on USPS (label flipping) per seed for GeoMed (stated a = 3) and RSA (each lambda_R);
-    > 4000. Runs that stop below 71 % are lower bounds (last CR + 1)."""
-    df = _df(frames, "label_flip")
-    reach = {s: _reach(df, s, "usps") for s in (GEOMED, GEOMED_S, *map(rsa, RSA_LAMS))} if df is not None else {}
-    rep = {s: r.rep(f"{short(s)} CR to 71 % ({_seeds_txt(r)})") for s, r in reach.items()}
-    if rep.get(GEOMED) is None:
-        return None
-    return _over_lam("usps_geomed_rsa_gt_4000", lambda lam: _some([rep[GEOMED], rep[rsa(lam)]]),
-                     side=[("GeoMed a=0.3", _some([rep[GEOMED_S]]))], shown=())
+def _usps_geomed_rsa_gt_4000(df):
+    """USPS (label flipping) CR to 71 % per seed, GeoMed (a = 3) and RSA (each lambda_R), > 4000."""
+    reach = {s: _reach(df, s, "usps") for s in (GEOMED, GEOMED_S, *(RSA[lam] for lam in RSA_LAMS))}
+    rep = {s: r.rep(f"{short(s)} CR to 71 % ({listing(r)})") for s, r in reach.items()}
+    return None if rep[GEOMED] is None else _over_lam(
+        "usps_geomed_rsa_gt_4000", lambda lam: _some([rep[GEOMED], rep[RSA[lam]]]),
+        side=[("GeoMed a=0.3", _some([rep[GEOMED_S]]))], shown=())
 
 
 def _comm_reduction(series):
@@ -244,22 +211,18 @@ def _comm_reduction(series):
         return _some([PerSeed(1.0 - q.v, q.ub, q.lb).rep(f"1 − r_{series}/r_{short(sgd)}")])
 
     def why(df):
-        return (f"CR to 71 %: {series} {_seeds_txt(_reach(df, series, 'usps'))}, "
-                f"SGD (a=3) {_seeds_txt(_reach(df, SGD, 'usps'))} (paper ≈ 4000)")
+        return (f"CR to 71 %: {series} {listing(_reach(df, series, 'usps'))}, "
+                f"SGD (a=3) {listing(_reach(df, SGD, 'usps'))} (paper ≈ 4000)")
     return _beside("label_flip", "comm_reduction_" + series.lower(), comps, why=why)
 
 
-def lfrpg_fewer_cr_than_frpg(frames, summaries):
+def _lfrpg_fewer_cr_than_frpg(df):
     """CR to 71 % on USPS (label flipping), LFRPG minus FRPG, per seed (< 0; both capped: dropped)."""
-    df = _df(frames, "label_flip")
-    if df is None:
-        return None
     return informative(_reach(df, "LFRPG", "usps") - _reach(df, "FRPG", "usps")).rep("USPS CR to 71 %: LFRPG−FRPG")
 
 
 def _speed_mnist_fmnist(df, sgd):
-    """MNIST and FMNIST: rounds to 90 % of the best mean final accuracy among FRPG, LFRPG and SGD (all ran),
-    ours minus SGD's, per seed (< 0)."""
+    """MNIST and FMNIST: CR to 90 % of the best of FRPG, LFRPG and SGD (all ran), ours minus SGD's."""
     return _speed(df, (sgd,), ("mnist", "fashion_mnist"), every=True)
 
 
@@ -288,11 +251,9 @@ def _relative_geomed(df, detail) -> str:
     return "; ".join(_some([detail or None, rel]))
 
 
-def fmnist_gain_rsa(frames, summaries):
-    """FMNIST, Gaussian: final accuracy FRPG - RSA and LFRPG - RSA (pp), per seed (≈ 9.89), decided
-    over lambda_R."""
-    df = _df(frames, "gaussian")
-    return None if df is None else _over_lam("fmnist_gain_rsa", lambda lam: _gain(df, rsa(lam)))
+def _fmnist_gain_rsa(df):
+    """FMNIST, Gaussian: final accuracy ours - RSA (pp), per seed (≈ 9.89), decided over lambda_R."""
+    return _over_lam("fmnist_gain_rsa", lambda lam: _gain(df, RSA[lam]))
 
 
 # ---- local computation (CPU time) --------------------------------------------------------
@@ -302,61 +263,52 @@ def lfrpg_local_cost_ratio(frames, summaries):
     runs (paired by seed). scale log."""
     comps, source = [], set()
     for exp in TIMED:
-        t, rep_col = summaries.get(f"{exp}.timing"), "repeat"
-        if t is None or t.empty:
-            t, rep_col = summaries.get(exp), None
+        timed = summaries.get(f"{exp}.timing") is not None and not summaries[f"{exp}.timing"].empty
+        t = summaries.get(f"{exp}.timing" if timed else exp)
         if t is None or t.empty or "run_local_cpu_time" not in t.columns:
             continue
-        source.add("timing repetitions" if rep_col else "seeds (one run each)")
+        source.add("timing repetitions" if timed else "seeds (one run each)")
         t = select(with_series(t), run_local_cpu_time=lambda x: x > 0)
         t = t.assign(per_cr=t["run_local_cpu_time"] / t["rounds"].clip(lower=1.0))
         for ds in DS:
-            fr, lf = (column(select(t, series=s, ds=ds), "per_cr", ["seed"] + ([rep_col] if rep_col else []))
+            fr, lf = (column(select(t, series=s, ds=ds), "per_cr", ["seed", "repeat"] if timed else "seed")
                       for s in OURS)
-            attack = "LF" if exp.startswith("label") else "Gauss"
-            comps += _some([lf.ratio(fr).rep(f"{attack} {DS_NAME[ds]} local CPU/CR LFRPG÷FRPG", scale="log")])
-    if not comps:
-        return None
-    return Outcome(comps, detail="replicates: " + ", ".join(sorted(source)))
+            label = f"{ATTACK_NAME[exp.replace('_usps', '')]} {DS_NAME[ds]} local CPU/CR LFRPG÷FRPG"
+            comps += _some([lf.ratio(fr).rep(label, scale="log")])
+    return Outcome(comps, detail="replicates: " + ", ".join(sorted(source))) if comps else None
 
 
 def lfrpg_local_steps_ratio(frames, summaries):
-    """(check) local slots per CR, LFRPG / FRPG, from the summaries' iterations / rounds: T = 10 by
-    construction (deterministic: a count fixed by the configuration)."""
+    """(check) local slots per CR (iterations / rounds), LFRPG / FRPG: T = 10 by construction (deterministic)."""
     vals = []
-    for exp in TIMED:
-        s = summaries.get(exp)
-        if s is None or s.empty or "iterations" not in s.columns:
-            continue
-        per = {n: float((g["iterations"] / g["rounds"].clip(lower=1)).mean())
-               for n, g in with_series(s).groupby("series") if n in OURS}
-        if len(per) == 2 and per["FRPG"] > 0:
-            vals.append(per["LFRPG"] / per["FRPG"])
+    for s in (summaries.get(exp) for exp in TIMED):
+        if s is not None and not s.empty and "iterations" in s.columns:
+            per = {n: float((g["iterations"] / g["rounds"].clip(lower=1)).mean())
+                   for n, g in with_series(s).groupby("series") if n in OURS}
+            vals += [per["LFRPG"] / per["FRPG"]] if len(per) == 2 and per["FRPG"] > 0 else []
     return PerSeed.exact(dict(enumerate(vals))).rep("local slots per CR LFRPG÷FRPG", deterministic=True)
 
 
 # ---- acceptance ------------------------------------------------------------------------
-def mnist_frpg_lfrpg_gaussian_acc(frames, summaries):
-    df = _df(frames, "gaussian")
-    return None if df is None else _some(_fin(df, s, "mnist").rep(f"MNIST {s} final accuracy") for s in OURS) or None
+def _mnist_frpg_lfrpg_gaussian_acc(df):
+    return _some(_fin(df, s, "mnist").rep(f"MNIST {s} final accuracy") for s in OURS) or None
 
 
 def _frpg_vs_silent(attack):
-    """acc_FRPG(attack) - acc_FRPG(silent, same minibatch), pp, per seed at the last CR both runs
-    have, every dataset (≈ 0 ± 5)."""
+    """acc_FRPG(attack) - acc_FRPG(silent, same minibatch), pp, per seed at the last CR both have (≈ 0 ± 5)."""
     def check(frames, summaries):
         df, sil = _df(frames, attack), frames.get("silent")
         if df is None or sil is None or sil.empty:
             return None
         sil = with_series(sil)
-        if "batch" in sil.columns:
-            sil = sil[sil["batch"] == (15 if attack == "label_flip" else 10)]
+        sil = sil[sil["batch"] == (15 if attack == "label_flip" else 10)] if "batch" in sil.columns else sil
         comps = []
         for ds in (ds for ds in DS if not sil[sil["ds"] == ds].empty):
             rnd = min(df[df["ds"] == ds]["round"].max(), sil[sil["ds"] == ds]["round"].max())
             d = (value_at(select(df, series="FRPG", ds=ds), "accuracy", rnd)
                  - value_at(select(sil, series="FRPG", ds=ds), "accuracy", rnd))
-            comps += _some([d.scaled(100.0).rep(f"{DS_NAME[ds]} FRPG {ATTACK_NAME[attack]}−silent at CR {rnd:.0f} (pp)")])
+            label = f"{DS_NAME[ds]} FRPG {ATTACK_NAME[attack]}−silent at CR {rnd:.0f} (pp)"
+            comps += _some([d.scaled(100.0).rep(label)])
         return comps or None
     return check
 
@@ -364,26 +316,26 @@ def _frpg_vs_silent(attack):
 CHECKS = {
     "lfrpg_le_frpg": lfrpg_le_frpg,
     "loss_below_rsa": loss_below_rsa,
-    "fmnist_400_vs_800": fmnist_400_vs_800,
+    "fmnist_400_vs_800": _on("label_flip", _fmnist_400_vs_800),
     "lf_faster": _against_benchmarks("label_flip", "faster", _speed, show_rsa=False),
     "lf_acc_margin": _against_benchmarks("label_flip", "acc_margin", _margins, show_rsa=True),
     "usps_rounds_frpg": _usps_rounds("FRPG"),
     "usps_rounds_lfrpg": _usps_rounds("LFRPG"),
     "lfrpg_local_cost_ratio": lfrpg_local_cost_ratio,
     "usps_rounds_sgd": _usps_rounds(SGD, sens=SGD_S),
-    "usps_geomed_rsa_gt_4000": usps_geomed_rsa_gt_4000,
+    "usps_geomed_rsa_gt_4000": _on("label_flip", _usps_geomed_rsa_gt_4000),
     "comm_reduction_frpg": _comm_reduction("FRPG"),
     "comm_reduction_lfrpg": _comm_reduction("LFRPG"),
-    "lfrpg_fewer_cr_than_frpg": lfrpg_fewer_cr_than_frpg,
+    "lfrpg_fewer_cr_than_frpg": _on("label_flip", _lfrpg_fewer_cr_than_frpg),
     "comm_reduction_mnist_fmnist": _beside("label_flip", "comm_reduction_mnist_fmnist", _speed_mnist_fmnist),
     "sgd_lf_limited": _beside("label_flip", "sgd_lf_limited", _sgd_gap),
     "sgd_gaussian_final_acc": _beside("gaussian", "sgd_gaussian_final_acc", _sgd_finals),
     "g_faster": _against_benchmarks("gaussian", "faster", _speed, show_rsa=False),
     "g_acc_margin": _against_benchmarks("gaussian", "acc_margin", _margins, show_rsa=True),
     "fmnist_gain_geomed": _beside("gaussian", "fmnist_gain_geomed", _gain, GEOMED, GEOMED_S, detail=_relative_geomed),
-    "fmnist_gain_rsa": fmnist_gain_rsa,
+    "fmnist_gain_rsa": _on("gaussian", _fmnist_gain_rsa),
     "lfrpg_local_steps_ratio": lfrpg_local_steps_ratio,
-    "mnist_frpg_lfrpg_gaussian_acc": mnist_frpg_lfrpg_gaussian_acc,
+    "mnist_frpg_lfrpg_gaussian_acc": _on("gaussian", _mnist_frpg_lfrpg_gaussian_acc),
     "frpg_label_flip_vs_silent": _frpg_vs_silent("label_flip"),
     "frpg_gaussian_vs_silent": _frpg_vs_silent("gaussian"),
 }
