@@ -364,17 +364,17 @@ def _verdicts(frames, summaries):
     from pathlib import Path
 
     from fedrepro.claims import evaluate, validate_claims
-    from fedrepro.papers.frpg.claims import CHECKS
+    from fedrepro.papers.registry import checks
 
     claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "fedrepro/papers/frpg/claims.yaml"))["claims"]
-    validate_claims(claims, "frpg", CHECKS)
-    table = evaluate(claims, CHECKS, frames, summaries, "frpg", scale="verify")
+    validate_claims(claims, "frpg", checks("frpg"))
+    table = evaluate(claims, checks("frpg"), frames, summaries, "frpg", scale="verify")
     return table.set_index("claim")
 
 
 def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
-    from fedrepro.papers.frpg.claims import CHECKS
     from fedrepro.papers.frpg.figures import FIGURES
+    from fedrepro.papers.registry import checks
 
     frames, summaries = _fake_results()
     table = _verdicts(frames, summaries)
@@ -385,7 +385,7 @@ def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
     assert table.loc["fig6_sgd_fails", "verdict"] == "fails"                 # the fake SGD ends at 0.72
     assert table.loc["check_lfrpg_local_slots", "verdict"] == "holds"       # iterations/rounds 10 vs 1
     assert table.loc["lfrpg_ten_times_local_cost", "verdict"] == "holds"    # 10 ms vs 1 ms per CR
-    assert CHECKS["krum_final_acc"]({}, {}) is None
+    assert checks("frpg")["reading:krum_fails"]({}, {}) is None                # Krum's reading, written as data
     for name, spec in FIGURES.items():
         spec.render({e: frames[e] for e in spec.experiments}, {e: summaries[e] for e in spec.experiments},
                     tmp_path / name)
@@ -394,7 +394,7 @@ def test_claim_checks_and_figures_run_on_tidy_frames(tmp_path):
 
 def test_one_seed_decides_nothing_and_quick_is_not_the_deciding_scale():
     from fedrepro.claims import evaluate
-    from fedrepro.papers.frpg.claims import CHECKS
+    from fedrepro.papers.registry import checks
     import yaml
     from pathlib import Path
 
@@ -403,7 +403,7 @@ def test_one_seed_decides_nothing_and_quick_is_not_the_deciding_scale():
     assert t.loc["fig6_fmnist_gain_geomed", "verdict"] == "undecided"
     assert "one replicate" in t.loc["fig6_fmnist_gain_geomed", "why"]
     claims = yaml.safe_load(open(Path(__file__).resolve().parents[1] / "fedrepro/papers/frpg/claims.yaml"))["claims"]
-    q = evaluate(claims, CHECKS, *_fake_results(), "frpg", scale="quick").set_index("claim")
+    q = evaluate(claims, checks("frpg"), *_fake_results(), "frpg", scale="quick").set_index("claim")
     paper = q[q["kind"] == "paper"]
     assert (paper["verdict"] == "undecided").all()       # one seed: no interval (or "depends" on lambda_R)
 

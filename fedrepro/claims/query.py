@@ -660,8 +660,71 @@ def trends(rows: pd.DataFrame, x: str, per, quantity: Callable) -> list:
     return out
 
 
+def informative(p: PerSeed) -> PerSeed:
+    """The replicates that say something: those not flagged as bounds on both sides (e.g. ``a - b`` of two
+    runs that both hit their cap: the difference is then unknown in both directions)."""
+    return p.at(p.v.index[~(p.lb & p.ub).to_numpy(bool)])
+
+
+def gaps(a_rows, b_rows, metric: str, by: str = "seed", x: str = "round") -> dict:
+    """``{replicate: Series}`` of ``a - b`` over the ``x`` at which both curves are evaluated (indexed by
+    ``x``), for the replicates both frames have (sorted): two curves compared point by point."""
+    a, b = curves(a_rows, metric, by, x), curves(b_rows, metric, by, x)
+    return {k: (pd.Series(a[k][1], index=a[k][0]) - pd.Series(b[k][1], index=b[k][0])).dropna()
+            for k in sorted(set(a) & set(b))}
+
+
+def stays_from(df, metric: str, level: float, below: bool = False, by: str = "seed", x: str = "round") -> PerSeed:
+    """Per replicate: the first evaluated ``x`` from which the metric stays >= level (<= with ``below``) up
+    to the last evaluated point. A run that ends on the wrong side gives ``last x + 1`` flagged ``lb``."""
+    vals, lb = {}, {}
+    for k, (r, y) in curves(df, metric, by, x).items():
+        ok = np.flip(np.cumprod(np.flip(y <= level if below else y >= level))).astype(bool)
+        vals[k], lb[k] = (float(r[np.flatnonzero(ok)[0]]), False) if ok.any() else (float(r[-1]) + 1.0, True)
+    return PerSeed.bounded(vals, lower=lb)
+
+
+_MEMO: list = []          # [(parts, build, frame)]: the parts are kept alive, so their ids stay unique
+
+
+def memo_frame(parts, build: Callable, size: int = 8):
+    """``build`` of the frames ``parts`` concatenated (a paper's tidy view of several experiments), memoised
+    by the identity of the parts and of ``build``: every check of a build asks for the same view once. The
+    last ``size`` results are kept."""
+    parts = list(parts)
+    for cached, fn, df in _MEMO:
+        if fn is build and len(cached) == len(parts) and all(a is b for a, b in zip(cached, parts)):
+            return df
+    _MEMO.append((parts, build, build(pd.concat(parts, ignore_index=True))))
+    del _MEMO[:-size]
+    return _MEMO[-1][2]
+
+
+def beside(paper: str, check: str, comps, side=(), why: str = ""):
+    """A claim decided at its stated parameters (``comps``: its Replicates) with the sensitivity to a stated
+    parameter shown beside, not decided on: ``side`` is ``[(label, components)]``, each decided under the
+    claim's rule (:func:`fedrepro.claims.sweep.decide_as`) and described in the Outcome's detail and why.
+    None without ``comps``."""
+    from fedrepro.claims.evaluate import Outcome
+    from fedrepro.claims.sweep import decide_as, describe
+
+    if not comps:
+        return None
+    side_txt = "; ".join(f"{lab}: {describe(decide_as(paper, check, c))}" for lab, c in side if c)
+    return Outcome(comps, detail=f"beside (not the verdict): {side_txt}" if side_txt else "",
+                   why=why + (f"; beside: {side_txt}" if side_txt else ""))
+
+
+def listing(p: PerSeed, fmt: str = "{:.0f}", lower: str = "≥", capped: str | None = None) -> str:
+    """``v1, ≥v2, v3``: the values in replicate order, a lower bound prefixed with ``lower`` (with ``capped``:
+    shown as that word instead, e.g. ``never`` for a run that never gets there)."""
+    return ", ".join(capped if lb and capped is not None else (lower if lb else "") + fmt.format(v)
+                     for v, lb in zip(p.v, p.lb))
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
-           "trend", "value_at_each", "stats_table", "lowest_any", "trends"]
+           "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
+           "memo_frame", "beside", "listing"]

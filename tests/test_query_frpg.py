@@ -1,0 +1,77 @@
+"""The query-layer functions added for the frpg port (issue #42): informative, gaps, stays_from, memo_frame,
+beside, listing."""
+import numpy as np
+import pandas as pd
+
+from fedrepro.claims import Outcome
+from fedrepro.claims.query import PerSeed, beside, gaps, informative, listing, memo_frame, rounds_to, stays_from
+
+
+def _runs(curves):
+    """{seed: [(round, value)]} -> a tidy frame with seed, round, m."""
+    return pd.DataFrame([{"seed": s, "round": r, "m": v} for s, pts in curves.items() for r, v in pts])
+
+
+def test_informative_drops_only_the_replicates_bounded_on_both_sides():
+    a = rounds_to(_runs({0: [(0, 0.1), (10, 0.9)], 1: [(0, 0.1), (10, 0.2)], 2: [(0, 0.1), (10, 0.2)]}), "m", 0.5)
+    b = rounds_to(_runs({0: [(0, 0.1), (5, 0.9)], 1: [(0, 0.6)], 2: [(0, 0.1), (20, 0.2)]}), "m", 0.5)
+    d = a - b                              # seed 1: a capped (lb); seed 2: both capped (lb and ub)
+    assert d.lb.tolist() == [False, True, True] and d.ub.tolist() == [False, False, True]
+    kept = informative(d)
+    assert kept.seeds == [0, 1] and kept.v.tolist() == [5.0, 11.0] and kept.lb.tolist() == [False, True]
+    assert len(informative(PerSeed.exact({}))) == 0
+
+
+def test_gaps_pairs_curves_by_seed_at_the_common_rounds():
+    a = _runs({0: [(0, 1.0), (10, 3.0), (20, 5.0)], 1: [(0, 2.0)], 3: [(0, 1.0)]})
+    b = _runs({0: [(0, 0.5), (20, 1.0), (30, 9.0)], 1: [(0, 2.5)], 2: [(0, 1.0)]})
+    g = gaps(a, b, "m")
+    assert list(g) == [0, 1]
+    assert g[0].index.tolist() == [0.0, 20.0] and g[0].tolist() == [0.5, 4.0]
+    assert g[1].tolist() == [-0.5]
+    assert gaps(a, b.iloc[0:0], "m") == {}
+
+
+def test_stays_from_is_the_first_round_from_which_the_level_holds_to_the_end():
+    df = _runs({0: [(0, 0.8), (10, 0.5), (20, 0.8), (30, 0.9)], 1: [(0, 0.8), (10, 0.5)], 2: [(0, 0.9), (5, 0.95)]})
+    st = stays_from(df, "m", 0.71)
+    assert st.v.tolist() == [20.0, 11.0, 0.0] and st.lb.tolist() == [False, True, False]
+    # rounds_to gives the first crossing instead (0 for seed 0)
+    assert rounds_to(df, "m", 0.71).v.tolist() == [0.0, 0.0, 0.0]
+    assert stays_from(df, "m", 0.6, below=True).v.tolist() == [31.0, 10.0, 6.0]
+
+
+def test_memo_frame_builds_once_per_identical_parts():
+    calls = []
+
+    def build(df):
+        calls.append(len(df))
+        return df.assign(x=1)
+
+    p, q = pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [3]})
+    first = memo_frame([p, q], build)
+    assert memo_frame([p, q], build) is first and calls == [3]
+    assert first["a"].tolist() == [1, 2, 3] and (first["x"] == 1).all()
+    assert memo_frame([p, q.copy()], build) is not first and calls == [3, 3]     # another object: rebuilt
+
+
+def test_beside_decides_the_side_settings_under_the_claims_rule_and_shows_them():
+    from fedrepro.claims import Replicates
+
+    assert beside("frpg", "sgd_lf_limited", []) is None
+    stated = [Replicates([1.0, 2.0, 3.0], label="stated")]
+    out = beside("frpg", "sgd_lf_limited", stated, side=[("a=0.3", [Replicates([-30.0, -31.0, -32.0], label="s")]),
+                                                         ("none", [])], why="notes")
+    assert isinstance(out, Outcome) and out.value == stated
+    assert out.detail.startswith("beside (not the verdict): a=0.3: fails") and "none" not in out.detail
+    assert out.why.startswith("notes; beside: a=0.3: fails")
+    plain = beside("frpg", "sgd_lf_limited", stated)
+    assert plain.detail == "" and plain.why == ""
+
+
+def test_listing_marks_bounds():
+    p = PerSeed.bounded({0: 25.0, 1: 1501.0, 2: 300.4}, lower={1: True})
+    assert listing(p) == "25, ≥1501, 300"
+    assert listing(p, capped="never") == "25, never, 300"
+    assert listing(PerSeed.exact({0: 0.75}), "{:.3f}") == "0.750"
+    assert np.isnan(PerSeed.exact({}).v.mean()) and listing(PerSeed.exact({})) == ""
