@@ -142,3 +142,20 @@ def test_a_reading_of_several_components_shows_each_ones_values_as_its_detail():
     peak = q.compile_reading({"of": {"column": "accuracy", "how": "max", "by": "k0"}, "deterministic": True,
                               "label": "peak"}, name="d")({"fig": _runs()}, {})
     assert peak[0].deterministic and peak[0].interval() == (1.0, 1.0)       # every k0 peaks at 1: no noise
+
+
+def test_a_claims_args_are_passed_to_its_check_and_are_part_of_its_reading():
+    def faster(frames, summaries, who="fast", than="mid"):
+        df = frames["fig"]
+        a, b = (q.rounds_to(q.select(df, algorithm=x, k0=4), "accuracy", 0.5) for x in (who, than))
+        return (a - b).rep(f"{who} - {than}")
+    faster.__module__ = "fedrepro.papers.toy.claims"
+    claim = {"id": "f", "kind": "paper", "source": {"place": "p", "quote": "q"}, "text": "t", "check": "faster",
+             "args": {"than": "slow"}, "compare": "lt", "paper_value": 0, "experiments": ["fig"]}
+    validate_claims([claim], "toy", {"faster": faster})
+    table = evaluate([claim], {"faster": faster}, {"fig": _runs()}, {}, "toy")
+    assert "fast - slow" in table["our_value"].iloc[0]
+    fp = reg.fingerprint(claim, {"faster": faster})
+    assert reg.fingerprint({**claim, "args": {"than": "mid"}}, {"faster": faster}) != fp
+    with pytest.raises(ValueError, match="'args' is a mapping"):
+        validate_claims([{**claim, "args": ["slow"]}], "toy")

@@ -9,7 +9,9 @@ A claims file (``fedrepro/papers/<paper>/claims.yaml``) lists entries::
         place: "Sec. V-B, Fig. 3"
         quote: "FedEPM uses the fewest CR ..."   # verbatim from the paper (a test checks it)
       text: "our reading: mean CR of FedEPM below both baselines' at every (m, k0), paired by seed"
-      check: fewest_cr_every_k0      # fedrepro/papers/<paper>/claims.py CHECKS name
+      check: fewest_cr_every_k0      # fedrepro/papers/<paper>/claims.py CHECKS name (called with args:, a
+                                     # mapping of keyword arguments, when given), or instead
+                                     # reading: {...}                 # the reading as data (fedrepro.claims.query)
       compare: lt                    # lt gt le ge approx rel band (true: kind check only)
       paper_value: 0
       tolerance: ...                 # with tolerance_why: why this band, fixed before our value
@@ -39,7 +41,7 @@ KINDS = ("paper", "check")
 COLUMNS = ["paper", "claim", "kind", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
            "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
            "revised_after_verdict"]
-ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "reading", "compare", "tolerance",
+ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "args", "reading", "compare", "tolerance",
                 "tolerance_why", "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
 
 
@@ -106,6 +108,8 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
                              "reading as data, fedrepro.claims.query.compile_reading)")
         if "check" in c and (not isinstance(c["check"], str) or not c["check"].strip()):
             raise ValueError(f"{where}: 'check' must name a function of claims.py CHECKS")
+        if "args" in c and ("check" not in c or not isinstance(c["args"], dict)):
+            raise ValueError(f"{where}: 'args' is a mapping of keyword arguments for the claims.py check it names")
         if "reading" in c and not isinstance(c["reading"], dict):
             raise ValueError(f"{where}: 'reading' must be a mapping (fedrepro.claims.query.compile_reading)")
         compare = c.get("compare")
@@ -224,7 +228,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         if name not in checks:
             raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro/papers/{paper}/claims.py")
         value = checks[name]({e: frames[e] for e in needed},
-                             {k: v for k, v in summaries.items() if k.split(".")[0] in needed})
+                             {k: v for k, v in summaries.items() if k.split(".")[0] in needed}, **(claim.get("args") or {}))
         why, detail = "", ""
         if isinstance(value, Outcome):
             value, why, detail = value.value, value.why, value.detail
