@@ -327,3 +327,30 @@ def test_readme_status_block_is_a_well_formed_verdict_table():
         counts = dict(zip(STATUS_COLUMNS[1:], map(int, r[1:])))     # every count an integer
         assert counts["holds"] + counts["fails"] + counts["undecided"] + counts["unavailable"] == counts["statements"], r
         assert counts["revised after a verdict"] <= counts["statements"], r
+
+
+def test_a_twin_is_shown_beside_its_statement_and_not_counted(tmp_path):
+    """A sentence is counted once: its reading for another variant of the method (kind: twin, twin_of, variant)
+    is evaluated and shown in its own section, and the status block counts only the paper statements."""
+    df = small_run()
+    claims = [_claim(id="c1", variant="early code"),
+              _claim(id="c1_alg1", kind="twin", twin_of="c1", variant="Algorithm 1 as printed", check="worse")]
+    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8]), "worse": lambda f, s: Replicates([1.0, 1.2, 0.8])}
+    validate_claims(claims, "p", checks, experiments={"e"})
+    table = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p")
+    assert table["verdict"].tolist() == ["holds", "fails"] and table["twin_of"].tolist() == ["", "c1"]
+    md = to_markdown(table, "p")
+    assert "## The same statements read for another variant" in md and "| c1_alg1 (twin of c1) |" in md
+    (tmp_path / "p").mkdir()
+    table.to_parquet(tmp_path / "p" / "claims.parquet")
+    from fedrepro.claims.evaluate import status_table
+    row = status_table(tmp_path).iloc[0]
+    assert (row["holds"], row["fails"], row["statements"]) == (1, 0, 1)
+    twin = claims[1]
+    cases = [({**twin, "kind": "paper"}, "only a twin"),
+             ({k: v for k, v in twin.items() if k != "twin_of"}, "names the counted claim"),
+             ({**twin, "twin_of": "nope"}, "not a paper statement"),
+             ({**twin, "variant": ""}, "says which variant")]
+    for bad, match in cases:
+        with pytest.raises(ValueError, match=match):
+            validate_claims([claims[0], bad], "p")

@@ -5,6 +5,9 @@ A claims file (``fedrepro/papers/<paper>/claims.yaml``) lists entries::
     - id: fig3_fewest_cr
       kind: paper                    # paper: a statement of the paper (counted in its score)
                                      # check: an acceptance check or identity (reported apart)
+                                     # twin: a statement read for another variant of the method than the
+                                     # one its counted claim judges (twin_of: that claim; shown beside,
+                                     # not counted: a sentence is counted once)
       source:
         place: "Sec. V-B, Fig. 3"
         quote: "FedEPM uses the fewest CR ..."   # verbatim from the paper (a test checks it)
@@ -37,11 +40,11 @@ from fedrepro.experiments.cells import paper_file, read_yaml
 from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, Decision, Replicates,
                                       accepted_range, decide)
 
-KINDS = ("paper", "check")
-COLUMNS = ["paper", "claim", "kind", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
+KINDS = ("paper", "check", "twin")
+COLUMNS = ["paper", "claim", "kind", "twin_of", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
            "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
            "revised_after_verdict"]
-ALLOWED_KEYS = {"id", "kind", "source", "text", "paper_value", "check", "args", "reading", "compare", "tolerance",
+ALLOWED_KEYS = {"id", "kind", "twin_of", "source", "text", "paper_value", "check", "args", "reading", "compare", "tolerance",
                 "tolerance_why", "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
 
 
@@ -94,8 +97,14 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
         seen.add(cid)
         kind = c.get("kind")
         if kind not in KINDS:
-            raise ValueError(f"{where}: kind={kind!r}; use 'paper' (a statement of the paper) or 'check' "
-                             "(an acceptance check or identity of our code, reported apart)")
+            raise ValueError(f"{where}: kind={kind!r}; use 'paper' (a statement of the paper), 'check' "
+                             "(an acceptance check or identity of our code, reported apart) or 'twin' (the "
+                             "statement of twin_of read for another variant, shown beside, not counted)")
+        if (kind == "twin") != ("twin_of" in c):
+            raise ValueError(f"{where}: a twin (kind: twin) names the counted claim it repeats (twin_of), and "
+                             "only a twin does")
+        if kind == "twin" and not str(c.get("variant", "")).strip():
+            raise ValueError(f"{where}: a twin says which variant it judges (variant)")
         src = c.get("source")
         if not isinstance(src, dict) or set(src) != {"place", "quote"} or not all(
                 isinstance(src[k], str) and src[k].strip() for k in ("place", "quote")):
@@ -115,7 +124,7 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
         compare = c.get("compare")
         if compare not in COMPARES:
             raise ValueError(f"{where}: compare={compare!r} is not allowed; choose one of {COMPARES}")
-        if compare == "true" and kind == "paper":
+        if compare == "true" and kind in ("paper", "twin"):
             raise ValueError(f"{where}: a paper statement is decided from an interval: use a numeric compare "
                              f"({', '.join(COMPARES[:-1])}), not 'true'")
         if compare != "true":
@@ -127,7 +136,8 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
             if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol)
                                     or tol < 0):
                 raise ValueError(f"{where}: tolerance={tol!r} must be a finite number >= 0")
-            if kind == "paper" and (tol or compare in ("approx", "rel", "band")) and not str(c.get("tolerance_why", "")).strip():
+            if kind in ("paper", "twin") and (tol or compare in ("approx", "rel", "band")) and \
+                    not str(c.get("tolerance_why", "")).strip():
                 raise ValueError(f"{where}: tolerance {tol!r} needs tolerance_why: why this band, fixed before "
                                  "looking at our value")
         exps = c.get("experiments", [])
@@ -141,6 +151,10 @@ def validate_claims(claims, paper: str = "", checks: dict | None = None, experim
         if checks is not None and check_name(c) not in checks:
             raise ValueError(f"{where}: check {check_name(c)!r} is not defined in fedrepro/papers/{paper}/claims.py "
                              f"CHECKS")
+        if kind == "twin":
+            target = next((d for d in claims if isinstance(d, dict) and d.get("id") == c["twin_of"]), None)
+            if target is None or target.get("kind") != "paper":
+                raise ValueError(f"{where}: twin_of={c['twin_of']!r} is not a paper statement of this file")
         ta = c.get("testable_at")
         if ta is not None:
             if not isinstance(ta, list) or not ta or not all(isinstance(s, str) for s in ta):
@@ -190,7 +204,8 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
     src = claim.get("source") or {}
     comps = decision.components if decision else ()
     one = comps[0] if len(comps) == 1 else None
-    return {"paper": paper, "claim": claim["id"], "kind": claim.get("kind", ""), "variant": claim.get("variant", ""),
+    return {"paper": paper, "claim": claim["id"], "kind": claim.get("kind", ""), "twin_of": claim.get("twin_of", ""),
+            "variant": claim.get("variant", ""),
             "place": src.get("place", ""),
             "quote": src.get("quote", ""), "text": claim.get("text", ""),
             "paper_value": _fmt(claim.get("paper_value")), "our_value": value,
@@ -262,7 +277,9 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
     def cell(x):
         return str(x).replace("|", "\\|").replace("\n", " ")
 
-    for kind, heading in (("paper", "Paper statements"), ("check", "Checks of our implementation (not counted)")):
+    for kind, heading in (("paper", "Paper statements"),
+                          ("twin", "The same statements read for another variant of the method (not counted)"),
+                          ("check", "Checks of our implementation (not counted)")):
         part = table[table["kind"] == kind]
         if part.empty:
             continue
@@ -276,7 +293,8 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
         lines += ["| claim | where | the paper says | our reading | paper | ours (estimate [interval] (n)) | test | "
                   "verdict | why (when it does not hold) |", "|---|---|---|---|---|---|---|---|---|"]
         for r in part.itertuples():
-            lines.append(f"| {r.claim} | {cell(r.place)} | {cell(r.quote)} | {_variant(r)}{cell(r.text)} | {cell(r.paper_value)} | "
+            name = r.claim + (f" (twin of {r.twin_of})" if getattr(r, "twin_of", "") else "")
+            lines.append(f"| {name} | {cell(r.place)} | {cell(r.quote)} | {_variant(r)}{cell(r.text)} | {cell(r.paper_value)} | "
                          f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}**{_revised(r)} | {cell(r.why)} |")
         lines.append("")
     return "\n".join(lines)
