@@ -426,6 +426,13 @@ def test_every_figure_and_table_renders_from_results(tmp_path, monkeypatch):
         "fig10": pd.concat([mk("fig10", meth, ds="fashion_mnist", m=200, rho=0.1)
                             for meth in ("FedADMM", "FedAvg", "FedProx", "SCAFFOLD")]),
     }
+    # Algorithm 1 as printed: the twins of Figs. 6, 7, 9 and Tables IV, V (FedADMM only, local_init: local)
+    for exp in ("fig6_constant", "fig6_schedule", "table4", "fig9", "table5"):
+        f = frames[exp]
+        admm = f[f["algorithm"] == "fedadmm_gong"].copy()
+        admm["experiment"] = exp + "_alg1"
+        admm["params"] = admm["params"].map(lambda p: json.dumps({**json.loads(p), "local_init": "local"}))
+        frames[exp + "_alg1"] = admm
     for name, spec in {**F.FIGURES, **F.TABLES}.items():
         if name in ("fig3", "fig4", "fig5", "table3", "table6"):
             continue                                   # covered above (need their own frames / data)
@@ -434,6 +441,9 @@ def test_every_figure_and_table_renders_from_results(tmp_path, monkeypatch):
         assert (tmp_path / f"{name}{suffix}").stat().st_size > 200, name
     assert "0.01 / 0.1" not in (tmp_path / "table5.md").read_text()       # paper column is per method
     assert "| MNIST | FedADMM (0.01) | 8 | 8 | 8 | 8 | 3 / 29 / 5 / 14 |" in (tmp_path / "table5.md").read_text()
+    twin = (tmp_path / "table5_alg1.md").read_text()
+    assert "Algorithm 1 as printed" in twin and "FedProx (ρ=0.1)" in twin and "early code" not in twin
+    assert {"fig6_alg1", "fig7_alg1", "fig9_alg1"} <= set(F.FIGURES) and {"table4_alg1", "table5_alg1"} <= set(F.TABLES)
 
 
 def test_paper_round_count_claims_compare_with_the_quoted_tables():
@@ -513,7 +523,9 @@ def test_titles_say_which_fedadmm_the_curves_show():
     inits = {(e, c["params"].get("local_init")) for (_, e), v in quick.items() for c in v if c["algorithm"] == "fedadmm_gong"}
     assert {i for e, i in inits if e == "fig8"} == {"local", "global"}
     assert {i for e, i in inits if e.endswith("_alg1")} == {"local"}
-    assert {e for e, i in inits if e.endswith("_alg1")} == {"table3_alg1", "scaling_alg1", "fig10_alg1"}
+    assert {e for e, i in inits if e.endswith("_alg1")} == {"table3_alg1", "scaling_alg1", "fig10_alg1", "table4_alg1",
+                                                           "fig6_constant_alg1", "fig6_schedule_alg1", "fig9_alg1",
+                                                           "table5_alg1"}
     assert {i for e, i in inits if e != "fig8" and not e.endswith("_alg1")} == {"sequential_shared"}
     # the early code everywhere it runs: random client order, fixed E (GO-15); Algorithm 1: E_i ~ U{1..E}
     for (_, e), v in quick.items():

@@ -7,6 +7,8 @@ T rounds run). Titles carry "[reduced scale: ...]" when the runs are the quick s
 """
 from __future__ import annotations
 
+from functools import partial
+
 from pathlib import Path
 
 import numpy as np
@@ -336,9 +338,14 @@ def fig5(frames, summaries, out):
 
 
 # ---- Fig. 6: server step ---------------------------------------------------------------------------
-def fig6(frames, summaries, out):
+ALG1_NOTE = " — Algorithm 1 as printed (Option I, batches once per ClientUpdate, plain SGD; FIDELITY GO-7, GO-15)"
+EARLY_NOTE = " — FedADMM as the authors' early code ran it (GO-15)"
+
+
+def fig6(frames, summaries, out, twin: str = ""):
+    """Fig. 6 for the early code (``twin=""``) or for Algorithm 1 as printed (``twin="_alg1"``)."""
     plt = _plt()
-    const, sched = _frame(frames, "fig6_constant"), _frame(frames, "fig6_schedule")
+    const, sched = _frame(frames, "fig6_constant" + twin), _frame(frames, "fig6_schedule" + twin)
     panels = [s for s in ("MNIST IID", "MNIST non-IID", "CIFAR-10 non-IID")
               if not const.empty and s in set(const["setting"])]
     fig, axes = plt.subplots(2, max(len(panels), 1), figsize=(4.2 * max(len(panels), 1), 6.4), squeeze=False)
@@ -362,7 +369,8 @@ def fig6(frames, summaries, out):
             ax.axvline(switch, color="k", lw=0.8, ls=":")
         _target_line(ax, c)
         _axes(ax, f"{panel}: η switched at round {switch}")
-    _finish(fig, axes, "Fig. 6 — FedADMM with server step size η (m = 100, E = 10, B = 50)" + scale_note(const), out, 2)
+    _finish(fig, axes, "Fig. 6 — FedADMM with server step size η (m = 100, E = 10, B = 50)"
+            + (ALG1_NOTE if twin else EARLY_NOTE) + scale_note(const), out, 2)
 
 
 # ---- Table IV / Fig. 7: local epochs ---------------------------------------------------------------
@@ -379,8 +387,8 @@ def table4_frame(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table4(frames, summaries, out):
-    df = _frame(frames, "table4")
+def table4(frames, summaries, out, twin: str = ""):
+    df = _frame(frames, "table4" + twin)
     t = table4_frame(df)
     Es = sorted(df["E"].unique())
     rows = []
@@ -393,7 +401,7 @@ def table4(frames, summaries, out):
     write_table(pd.DataFrame(rows, columns=["setting", *[f"rounds E={E}" for E in Es],
                                             *[f"final acc E={E}" for E in Es], "paper (E = 1 / 5 / 10)"]),
                 out, f"Table IV — FedADMM rounds to target vs the local epochs E ({_epochs_text(df)}); targets "
-                     f"{', '.join(tgts)}" + scale_note(df))
+                     f"{', '.join(tgts)}" + (ALG1_NOTE if twin else EARLY_NOTE) + scale_note(df))
 
 
 def _epochs_text(df) -> str:
@@ -403,9 +411,9 @@ def _epochs_text(df) -> str:
     return "fixed: every client runs E epochs, the early code's --fixed 1"
 
 
-def fig7(frames, summaries, out):
+def fig7(frames, summaries, out, twin: str = ""):
     plt = _plt()
-    df = _frame(frames, "table4")
+    df = _frame(frames, "table4" + twin)
     panels = [tuple(p) for p in layout()["fig7_panels"]]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
     for j, (ds, part) in enumerate(panels):
@@ -417,7 +425,8 @@ def fig7(frames, summaries, out):
             _curve(axes[0, j], sub[sub["E"] == E], f"E = {E}", color)
         _target_line(axes[0, j], sub)
         _axes(axes[0, j], f"{DATASETS[ds]} {PARTITIONS[part]}")
-    _finish(fig, axes, "Fig. 7 — FedADMM test accuracy vs rounds for local epochs E" + scale_note(df), out, 1)
+    _finish(fig, axes, "Fig. 7 — FedADMM test accuracy vs rounds for local epochs E"
+            + (ALG1_NOTE if twin else EARLY_NOTE) + scale_note(df), out, 1)
 
 
 # ---- Fig. 8: Option I vs II ------------------------------------------------------------------------
@@ -462,8 +471,10 @@ def table5_frame(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table5(frames, summaries, out):
+def table5(frames, summaries, out, twin: str = ""):
     df = _frame(frames, "table5")
+    if twin:        # Algorithm 1 as printed in FedADMM's row; FedProx's rows are table5's runs (same seeds)
+        df = pd.concat([df[df["method"] != "FedADMM"], _frame(frames, "table5" + twin)], ignore_index=True)
     t = table5_frame(df)
     cols = ["200 IID", "200 non-IID", "500 IID", "500 non-IID"]
     rows = []
@@ -479,13 +490,13 @@ def table5(frames, summaries, out):
     tgts = sorted({f"{DATASETS[d]} {target(d, f):.0%}" for d, f in zip(df["ds"], df["family"])})
     write_table(pd.DataFrame(rows, columns=["dataset", "method (ρ)", *cols, "paper"]), out,
                 "Table V — rounds to target, FedProx's ρ vs FedADMM (ρ = 0.01), E = 10, B = 50; targets "
-                f"{', '.join(tgts)}" + scale_note(df))
+                f"{', '.join(tgts)}" + (ALG1_NOTE if twin else EARLY_NOTE) + scale_note(df))
 
 
 # ---- Fig. 9: rho schedule ----------------------------------------------------------------------------
-def fig9(frames, summaries, out):
+def fig9(frames, summaries, out, twin: str = ""):
     plt = _plt()
-    df = _frame(frames, "fig9")
+    df = _frame(frames, "fig9" + twin)
     dss = [d for d in ("mnist", "cifar10") if not df.empty and d in set(df["ds"])]
     fig, axes = plt.subplots(1, max(len(dss), 1), figsize=(4.6 * max(len(dss), 1), 3.6), squeeze=False)
     switch = None
@@ -501,7 +512,8 @@ def fig9(frames, summaries, out):
             axes[0, j].axvline(switch, color="k", lw=0.8, ls=":")
         _target_line(axes[0, j], sub)
         _axes(axes[0, j], f"{DATASETS[ds]} non-IID, ρ raised at round {switch}")
-    _finish(fig, axes, "Fig. 9 — FedADMM with a dynamic penalty ρ (m = 100, E = 10, B = 50)" + scale_note(df), out, 1)
+    _finish(fig, axes, "Fig. 9 — FedADMM with a dynamic penalty ρ (m = 100, E = 10, B = 50)"
+            + (ALG1_NOTE if twin else EARLY_NOTE) + scale_note(df), out, 1)
 
 
 # ---- Table VI / Fig. 10: imbalanced volumes -------------------------------------------------------
@@ -528,9 +540,12 @@ FIGURES = {
     "fig4": FigureSpec(["scaling", "scaling_alg1"], fig4),
     "fig5": FigureSpec(["scaling", "scaling_alg1"], fig5),
     "fig6": FigureSpec(["fig6_constant", "fig6_schedule"], fig6),
+    "fig6_alg1": FigureSpec(["fig6_constant_alg1", "fig6_schedule_alg1"], partial(fig6, twin="_alg1")),
     "fig7": FigureSpec(["table4"], fig7),
+    "fig7_alg1": FigureSpec(["table4_alg1"], partial(fig7, twin="_alg1")),
     "fig8": FigureSpec(["fig8", "fig8_sequential"], fig8),
     "fig9": FigureSpec(["fig9"], fig9),
+    "fig9_alg1": FigureSpec(["fig9_alg1"], partial(fig9, twin="_alg1")),
     "fig10": FigureSpec(["fig10", "fig10_alg1"], fig10),
 }
 TABLES = {
@@ -538,6 +553,8 @@ TABLES = {
     "table2": FigureSpec([], table2, kind="table"),
     "table3": FigureSpec(["table3", "table3_alg1", "table3_fedsgd"], table3, kind="table"),
     "table4": FigureSpec(["table4"], table4, kind="table"),
+    "table4_alg1": FigureSpec(["table4_alg1"], partial(table4, twin="_alg1"), kind="table"),
     "table5": FigureSpec(["table5"], table5, kind="table"),
+    "table5_alg1": FigureSpec(["table5", "table5_alg1"], partial(table5, twin="_alg1"), kind="table"),
     "table6": FigureSpec(["fig10"], table6, kind="table"),
 }
