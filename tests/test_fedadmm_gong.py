@@ -524,3 +524,35 @@ def test_uploads_reuse_the_array_the_server_released_and_never_one_it_holds(name
     assert alg.client_update(state, p, ctx, S, 2) is second
     state.uploads = second[:, :1]                              # a server holding a view of them
     assert not np.may_share_memory(alg.client_update(state, p, ctx, S, 3), second)
+
+
+def test_client_drift_is_the_mean_squared_distance_of_the_rounds_models_from_the_global_model():
+    """Fig. 9's "discrepancies between client models and the global model": client_drift is the mean over
+    the round's clients of ||w_i - theta^t||^2 (every variant; a larger rho pulls the models closer)."""
+    p = tiny()
+    for init in ("local", "sequential_shared", "global"):
+        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", rho=0.5, local_init=init)
+        ctx = RunContext(seed=0, rho=2 / 3, sampler=UniformSampler(p.m, 2 / 3, 0))
+        state = alg.init(p, ctx)
+        theta = np.array(state.w, copy=True)
+        S = ctx.clients(0)
+        seen = []
+        real_upload = alg.client_upload
+
+        def spy(state, problem, ctx, j, client, w, steps):
+            seen.append(float(np.sum((w.astype(np.float64) - theta) ** 2)))
+            return real_upload(state, problem, ctx, j, client, w, steps)
+        alg.client_upload = spy
+        alg.client_update(state, p, ctx, S, 0)
+        assert len(seen) == len(S)
+        assert alg.round_metrics(state, p, ctx)["client_drift"] == pytest.approx(np.mean(seen), rel=1e-12)
+    # the proximal pull: a larger rho gives smaller drift (same streams)
+    drift = {}
+    for rho in (0.01, 10.0):
+        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B="full", rho=rho)
+        ctx = RunContext(seed=0, rho=2 / 3, sampler=UniformSampler(p.m, 2 / 3, 0))
+        state = alg.init(p, ctx)
+        alg.client_update(state, p, ctx, ctx.clients(0), 0)
+        drift[rho] = alg.round_metrics(state, p, ctx)["client_drift"]
+    assert drift[10.0] < drift[0.01]
+    assert "client_drift" in make_algorithm("fedadmm_gong").RECORDS

@@ -69,6 +69,8 @@ class FedADMMGongState(FedProxSGDState):
     y_old: np.ndarray | None = None       # its dual before the round
     shared: np.ndarray | None = None      # sequential_shared: the model the last client left
     order: np.ndarray | None = None       # the last round's clients in the order they trained
+    drift_sum: float = 0.0                # sum over the round's clients of ||w_i - theta^t||^2
+    drift_n: int = 0                      # the number of those clients
 
 
 @dataclass
@@ -167,6 +169,7 @@ class FedADMMGong(FedProxSGD):
 
     def client_update(self, state, problem, ctx, clients, r):
         clients = np.asarray(clients, dtype=np.int64)
+        state.drift_sum, state.drift_n = 0.0, 0
         perm = self.training_order(ctx, clients, r)
         state.order = clients[perm]
         if np.array_equal(perm, np.arange(len(clients))):
@@ -195,8 +198,10 @@ class FedADMMGong(FedProxSGD):
     def client_upload(self, state, problem, ctx, j, client, w, steps):
         w64 = w.astype(np.float64)
         delta = w64 - state.w_old                                                 # w - w_old (float64)
-        if self.dual_ascent:
-            moved = w64 - state.w                                                 # (y_new - y_old) / rho_t
+        moved = w64 - state.w                                                     # w - theta^t
+        state.drift_sum += float(moved @ moved)
+        state.drift_n += 1
+        if self.dual_ascent:                                                      # (y_new - y_old) / rho_t
             delta += moved
             moved *= state.rho_now
             moved += state.y_old
@@ -207,6 +212,16 @@ class FedADMMGong(FedProxSGD):
         elif self.local_init == "sequential_shared":
             state.shared = w.copy()
         return delta
+
+    RECORDS = FedProxSGD.RECORDS + ("client_drift",)
+
+    def round_metrics(self, state, problem, ctx):
+        """Local work (:class:`LocalSGD`) and ``client_drift``: the mean over the last round's clients of
+        ||w_i - theta^t||^2, each trained model's squared distance from the global model it was trained
+        against (the "discrepancies between client models and the global model" of Sec. V-B, Fig. 9)."""
+        out = super().round_metrics(state, problem, ctx)
+        out["client_drift"] = state.drift_sum / state.drift_n if state.drift_n else float("nan")
+        return out
 
     # ---- server ---------------------------------------------------------------------------
     def aggregate(self, state, problem, ctx, r):
