@@ -75,3 +75,16 @@ def test_listing_marks_bounds():
     assert listing(p, capped="never") == "25, never, 300"
     assert listing(PerSeed.exact({0: 0.75}), "{:.3f}") == "0.750"
     assert np.isnan(PerSeed.exact({}).v.mean()) and listing(PerSeed.exact({})) == ""
+
+
+def test_informative_gap_is_a_paired_difference_without_the_doubly_capped_replicates():
+    from fedrepro.claims.query import informative_gap, measure
+
+    df = pd.concat([_runs({0: [(0, 0.1), (10, 0.9)], 1: [(0, 0.1), (10, 0.2)], 2: [(0, 0.1), (10, 0.2)]}).assign(g="a"),
+                    _runs({0: [(0, 0.1), (5, 0.9)], 1: [(0, 0.6)], 2: [(0, 0.1), (20, 0.2)]}).assign(g="b")])
+    a, b = {"where": {"g": "a"}, "rounds_to": 0.5, "metric": "m"}, {"where": {"g": "b"}, "rounds_to": 0.5, "metric": "m"}
+    d = informative_gap(df, a, b)          # seed 2: both capped, dropped; seed 1: a capped, a lower bound
+    assert d.seeds == [0, 1] and d.v.tolist() == [5.0, 11.0] and d.lb.tolist() == [False, True]
+    assert d.ub.tolist() == [False, False]
+    via_kind = measure(df, {"gap": a, "minus": b})       # the measure kind of a reading's side
+    assert via_kind.v.tolist() == d.v.tolist() and via_kind.lb.tolist() == d.lb.tolist()

@@ -283,10 +283,14 @@ def _lowest_share(rows, spec, by, x):
                         by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
 
 
+def _gap(rows, spec, by, x):
+    return informative_gap(rows, spec["gap"], spec["minus"])
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
-                 "lowest_share": _lowest_share}
+                 "lowest_share": _lowest_share, "gap": _gap}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
@@ -722,9 +726,16 @@ def listing(p: PerSeed, fmt: str = "{:.0f}", lower: str = "≥", capped: str | N
                      for v, lb in zip(p.v, p.lb))
 
 
+def informative_gap(rows, a: Mapping, b: Mapping) -> PerSeed:
+    """``a - b`` of two quantities of ``rows`` (:func:`quantity` specs, e.g. two methods' rounds to a level),
+    paired by replicate, keeping the :func:`informative` replicates (two capped runs: dropped). As a
+    reading's measure kind: ``{gap: {quantity a}, minus: {quantity b}}``."""
+    return informative(quantity(rows, a) - quantity(rows, b))
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
-           "memo_frame", "beside", "listing"]
+           "memo_frame", "beside", "listing", "informative_gap"]

@@ -5,7 +5,8 @@ same partition, minibatch and attack streams), a list of them ("on every dataset
 Bonferroni), an Outcome around that, a NotTestable, or None without data. An attack's runs are two
 experiments (``label_flip`` = MNIST/FMNIST, ``label_flip_usps`` = USPS; likewise ``gaussian``). Values
 come from the query layer (:mod:`fedrepro.claims.query`; a difference or ratio of two capped runs is
-dropped); readings that need no code are data in claims.yaml, on the views of ``VIEWS``. RSA's unstated
+dropped); readings that need no code are data in claims.yaml, on the views of ``VIEWS`` (an attack's runs;
+FRPG's runs beside the silent ones). Checks serving several claims take the attack as ``args``. RSA's unstated
 lambda_R is swept over ``RSA_LAMS`` (holds / fails at every value, else undecided: "depends on lambda_R");
 1.6, FRPG's lambda, is shown, not decided on (FR-13). The benchmarks' stated step 3/sqrt(k) decides
 (a = 3); SGD and GeoMed at a = 0.3 are shown beside with their own verdict (claims.yaml, FIDELITY.md).
@@ -13,6 +14,7 @@ lambda_R is swept over ``RSA_LAMS`` (holds / fails at every value, else undecide
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
 from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame, rounds_to,
@@ -32,12 +34,8 @@ TIMED = ("label_flip", "label_flip_usps", "gaussian", "gaussian_usps")
 KRUM, GEOMED, SGD = (series_label(alg, {"a": A_STATED}) for alg in ("krum", "geomed", "sgd_mean"))
 GEOMED_S, SGD_S = (series_label(alg, {"a": A_SENS}) for alg in ("geomed", "sgd_mean"))
 RSA = {lam: series_label("rsa", {"a": A_STATED, "lam": lam}) for lam in RSA_LAMS + RSA_SHOWN}
-SHORT = {KRUM: "Krum", GEOMED: "GeoMed", SGD: "SGD", GEOMED_S: "GeoMed a=0.3", SGD_S: "SGD a=0.3",
-         **{series: f"RSA λ_R={lam:g}" for lam, series in RSA.items()}}
-
-
-def short(series: str) -> str:
-    return SHORT.get(series, series)
+SHORT = {**{s: s for s in OURS}, KRUM: "Krum", GEOMED: "GeoMed", SGD: "SGD", GEOMED_S: "GeoMed a=0.3",
+         SGD_S: "SGD a=0.3",         **{series: f"RSA λ_R={lam:g}" for lam, series in RSA.items()}}
 
 
 # ---- the runs; deciding across lambda_R, or at a = 3 with a = 0.3 beside -------------------------------
@@ -47,12 +45,28 @@ def _df(frames, attack):
     return memo_frame(parts, with_series) if parts else None
 
 
-def label_flip_runs(frames, summaries):
-    """View: the label-flipping runs of every dataset, with ``series`` and ``ds`` columns."""
-    return _df(frames, "label_flip")
+def _vs_silent(frames, attack):
+    """FRPG's runs under ``attack`` (``arm`` attack) and with the faulty workers silent (``arm`` silent, the
+    attack's minibatch), per dataset up to ``cr``, the last CR of both (the view of the acceptance checks)."""
+    df, sil = _df(frames, attack), frames.get("silent")
+    if df is None or sil is None or sil.empty:
+        return None
+    sil = with_series(sil)
+    sil = sil[sil["batch"] == (15 if attack == "label_flip" else 10)] if "batch" in sil.columns else sil
+    last = pd.concat([d.groupby("ds")["round"].max() for d in (df, sil)], axis=1).min(axis=1, skipna=False)
+    both = pd.concat([df.assign(arm="attack"), sil.assign(arm="silent")], ignore_index=True)
+    both["cr"] = both["ds"].map(last)
+    return both[both["round"] <= both["cr"]]
 
 
-VIEWS = {"label_flip": label_flip_runs}
+def _view(attack, runs=_df):
+    """A view of ``VIEWS``: ``runs(frames, attack)``, the attack's runs (:func:`_df`) or :func:`_vs_silent`."""
+    def view(frames, summaries):
+        return runs(frames, attack)
+    return view
+
+
+VIEWS = {**{a: _view(a) for a in ATTACK_NAME}, **{f"{a}_vs_silent": _view(a, _vs_silent) for a in ATTACK_NAME}}
 
 
 def _fin(df, series, ds, metric="accuracy") -> PerSeed:
@@ -88,7 +102,7 @@ def _beside(attack, check, comps, stated=SGD, sens=SGD_S, why=None, detail=None)
     a = 0.3 (``sens``; None: none) is shown beside; ``why(df)`` is the explanation, ``detail(df, d)``
     the detail given the sensitivity table ``d``."""
     def run(df):
-        out = beside("frpg", check, comps(df, stated), side=[(short(sens), comps(df, sens))] if sens else [],
+        out = beside("frpg", check, comps(df, stated), side=[(SHORT[sens], comps(df, sens))] if sens else [],
                      why=why(df) if why else "")
         return out if out is None or detail is None else Outcome(out.value, detail=detail(df, out.detail), why=out.why)
     return _on(attack, run)
@@ -146,7 +160,7 @@ def _pp(df, a, b, ds, label):
 
 def _margins(df, benches):
     """[Replicates]: final accuracy ours - bench (pp), per dataset, for FRPG and LFRPG."""
-    return _some(_pp(df, s, b, ds, f"{DS_NAME[ds]} {s}−{short(b)} (pp)") for ds in DS for b in benches for s in OURS)
+    return _some(_pp(df, s, b, ds, f"{DS_NAME[ds]} {s}−{SHORT[b]} (pp)") for ds in DS for b in benches for s in OURS)
 
 
 def _speed(df, benches, dsets=DS, every=False):
@@ -159,23 +173,25 @@ def _speed(df, benches, dsets=DS, every=False):
         if means and not (every and len(means) < len(finals)):
             level = 0.9 * max(means)
             out += _some(informative(_reach(df, s, ds, level) - _reach(df, b, ds, level))
-                         .rep(f"{DS_NAME[ds]} CR to {level:.3f}: {s}−{short(b)}") for b in benches for s in OURS)
+                         .rep(f"{DS_NAME[ds]} CR to {level:.3f}: {s}−{SHORT[b]}") for b in benches for s in OURS)
     return out
 
 
-def _against_benchmarks(attack, stem, measure, show_rsa: bool):
-    """A check of ``measure(df, benches)`` for FRPG and LFRPG against Krum, GeoMed and RSA, decided across
-    RSA's lambda_R (FR-13); GeoMed at a = 0.3 (and, with ``show_rsa``, RSA at 1.6) shown beside."""
-    def check(df):
-        return _over_lam(("lf_" if attack == "label_flip" else "g_") + stem,
-                         lambda lam: measure(df, (KRUM, GEOMED, RSA[lam])),
-                         side=[("GeoMed a=0.3", measure(df, (GEOMED_S,)))],
-                         shown_at=lambda lam: measure(df, (RSA[lam],)), shown=RSA_SHOWN if show_rsa else ())
-    return _on(attack, check)
+def _against_benchmarks(check, measure, benches=(KRUM, GEOMED), sens=True, shown=()):
+    """The check ``check``: ``measure(df, benches)`` on the runs of the claim's ``attack`` (args) for FRPG and
+    LFRPG against ``benches`` and RSA, decided across RSA's lambda_R (FR-13); GeoMed at a = 0.3 (``sens``) and
+    RSA at the lambda_R of ``shown`` beside."""
+    def run(frames, summaries, attack):
+        df = _df(frames, attack)
+        return None if df is None else _over_lam(
+            check, lambda lam: measure(df, (*benches, RSA[lam])), shown=shown,
+            side=[("GeoMed a=0.3", measure(df, (GEOMED_S,)))] if sens else [],
+            shown_at=lambda lam: measure(df, (RSA[lam],)))
+    return run
 
 
 # ---- USPS round counts (label flipping) --------------------------------------------------
-def _usps_rounds(series, sens=None):
+def _usps_rounds(check, series, sens=None):
     """First CR with USPS accuracy >= 71 % under label flipping, per seed (capped runs: lower bounds)."""
     def notes(df):
         out = [f"per seed {listing(_reach(df, series, 'usps'))}"]
@@ -184,11 +200,10 @@ def _usps_rounds(series, sens=None):
             out.append("stays >= 71 % from " + listing(st, capped="never"))
             out.append("final " + listing(_fin(df, series, "usps"), "{:.3f}"))
         if sens is not None and len(sr := _reach(df, sens, "usps")):
-            out.append(f"{short(sens)} per seed {listing(sr)}")
+            out.append(f"{SHORT[sens]} per seed {listing(sr)}")
         return "; ".join(out)
 
-    name = {"FRPG": "usps_rounds_frpg", "LFRPG": "usps_rounds_lfrpg"}.get(series, "usps_rounds_sgd")
-    return _beside("label_flip", name, lambda df, s: _some([_reach(df, s, "usps").rep(f"{short(s)} CR to 71 %")]),
+    return _beside("label_flip", check, lambda df, s: _some([_reach(df, s, "usps").rep(f"{SHORT[s]} CR to 71 %")]),
                    series, sens, why=notes,
                    detail=lambda df, d: notes(df) + (f" | {d}" if d else ""))
 
@@ -196,7 +211,7 @@ def _usps_rounds(series, sens=None):
 def _usps_geomed_rsa_gt_4000(df):
     """USPS (label flipping) CR to 71 % per seed, GeoMed (a = 3) and RSA (each lambda_R), > 4000."""
     reach = {s: _reach(df, s, "usps") for s in (GEOMED, GEOMED_S, *(RSA[lam] for lam in RSA_LAMS))}
-    rep = {s: r.rep(f"{short(s)} CR to 71 % ({listing(r)})") for s, r in reach.items()}
+    rep = {s: r.rep(f"{SHORT[s]} CR to 71 % ({listing(r)})") for s, r in reach.items()}
     return None if rep[GEOMED] is None else _over_lam(
         "usps_geomed_rsa_gt_4000", lambda lam: _some([rep[GEOMED], rep[RSA[lam]]]),
         side=[("GeoMed a=0.3", _some([rep[GEOMED_S]]))], shown=())
@@ -208,17 +223,12 @@ def _comm_reduction(series):
     def comps(df, sgd):
         rs = _reach(df, sgd, "usps")
         q = informative(_reach(df, series, "usps").ratio(PerSeed(rs.v.clip(lower=1.0), rs.lb, rs.ub)))
-        return _some([PerSeed(1.0 - q.v, q.ub, q.lb).rep(f"1 − r_{series}/r_{short(sgd)}")])
+        return _some([PerSeed(1.0 - q.v, q.ub, q.lb).rep(f"1 − r_{series}/r_{SHORT[sgd]}")])
 
     def why(df):
         return (f"CR to 71 %: {series} {listing(_reach(df, series, 'usps'))}, "
                 f"SGD (a=3) {listing(_reach(df, SGD, 'usps'))} (paper ≈ 4000)")
     return _beside("label_flip", "comm_reduction_" + series.lower(), comps, why=why)
-
-
-def _lfrpg_fewer_cr_than_frpg(df):
-    """CR to 71 % on USPS (label flipping), LFRPG minus FRPG, per seed (< 0; both capped: dropped)."""
-    return informative(_reach(df, "LFRPG", "usps") - _reach(df, "FRPG", "usps")).rep("USPS CR to 71 %: LFRPG−FRPG")
 
 
 def _speed_mnist_fmnist(df, sgd):
@@ -228,17 +238,17 @@ def _speed_mnist_fmnist(df, sgd):
 
 def _sgd_gap(df, sgd):
     """Label flipping: final accuracy SGD minus FRPG (pp) per seed, every dataset (>= -10 pp)."""
-    return _some(_pp(df, sgd, "FRPG", ds, f"{DS_NAME[ds]} {short(sgd)}−FRPG (pp)") for ds in DS)
+    return _some(_pp(df, sgd, "FRPG", ds, f"{DS_NAME[ds]} {SHORT[sgd]}−FRPG (pp)") for ds in DS)
 
 
 def _sgd_finals(df, sgd):
     """Gaussian attack: SGD's final accuracy per seed, every dataset (<= 20 %)."""
-    return _some(_fin(df, sgd, ds).rep(f"{DS_NAME[ds]} {short(sgd)} final accuracy") for ds in DS)
+    return _some(_fin(df, sgd, ds).rep(f"{DS_NAME[ds]} {SHORT[sgd]} final accuracy") for ds in DS)
 
 
-def _gain(df, bench):
-    """FMNIST, Gaussian: final accuracy FRPG - bench and LFRPG - bench (pp), per seed."""
-    return _some(_pp(df, s, bench, "fashion_mnist", f"FMNIST {s}−{short(bench)} (pp)") for s in OURS)
+def _gain(df, benches):
+    """FMNIST, Gaussian: final accuracy FRPG - bench and LFRPG - bench (pp), per seed, for each of ``benches``."""
+    return _some(_pp(df, s, b, "fashion_mnist", f"FMNIST {s}−{SHORT[b]} (pp)") for b in benches for s in OURS)
 
 
 def _relative_geomed(df, detail) -> str:
@@ -246,14 +256,9 @@ def _relative_geomed(df, detail) -> str:
     ours = [np.mean(_fin(df, s, "fashion_mnist").v.to_numpy()) for s in OURS]
     theirs = _fin(df, GEOMED, "fashion_mnist").v.to_numpy()
     t = float(np.mean(theirs)) if len(theirs) and not any(np.isnan(ours)) else None
-    rel = None if t is None else f"relative reading {short(GEOMED)}: " + ", ".join(
+    rel = None if t is None else f"relative reading {SHORT[GEOMED]}: " + ", ".join(
         f"{s} {100 * (o - t) / t:+.1f} %" for s, o in zip(OURS, ours))
     return "; ".join(_some([detail or None, rel]))
-
-
-def _fmnist_gain_rsa(df):
-    """FMNIST, Gaussian: final accuracy ours - RSA (pp), per seed (≈ 9.89), decided over lambda_R."""
-    return _over_lam("fmnist_gain_rsa", lambda lam: _gain(df, RSA[lam]))
 
 
 # ---- local computation (CPU time) --------------------------------------------------------
@@ -289,53 +294,24 @@ def lfrpg_local_steps_ratio(frames, summaries):
     return PerSeed.exact(dict(enumerate(vals))).rep("local slots per CR LFRPG÷FRPG", deterministic=True)
 
 
-# ---- acceptance ------------------------------------------------------------------------
-def _mnist_frpg_lfrpg_gaussian_acc(df):
-    return _some(_fin(df, s, "mnist").rep(f"MNIST {s} final accuracy") for s in OURS) or None
-
-
-def _frpg_vs_silent(attack):
-    """acc_FRPG(attack) - acc_FRPG(silent, same minibatch), pp, per seed at the last CR both have (≈ 0 ± 5)."""
-    def check(frames, summaries):
-        df, sil = _df(frames, attack), frames.get("silent")
-        if df is None or sil is None or sil.empty:
-            return None
-        sil = with_series(sil)
-        sil = sil[sil["batch"] == (15 if attack == "label_flip" else 10)] if "batch" in sil.columns else sil
-        comps = []
-        for ds in (ds for ds in DS if not sil[sil["ds"] == ds].empty):
-            rnd = min(df[df["ds"] == ds]["round"].max(), sil[sil["ds"] == ds]["round"].max())
-            d = (value_at(select(df, series="FRPG", ds=ds), "accuracy", rnd)
-                 - value_at(select(sil, series="FRPG", ds=ds), "accuracy", rnd))
-            label = f"{DS_NAME[ds]} FRPG {ATTACK_NAME[attack]}−silent at CR {rnd:.0f} (pp)"
-            comps += _some([d.scaled(100.0).rep(label)])
-        return comps or None
-    return check
-
-
 CHECKS = {
     "lfrpg_le_frpg": lfrpg_le_frpg,
     "loss_below_rsa": loss_below_rsa,
     "fmnist_400_vs_800": _on("label_flip", _fmnist_400_vs_800),
-    "lf_faster": _against_benchmarks("label_flip", "faster", _speed, show_rsa=False),
-    "lf_acc_margin": _against_benchmarks("label_flip", "acc_margin", _margins, show_rsa=True),
-    "usps_rounds_frpg": _usps_rounds("FRPG"),
-    "usps_rounds_lfrpg": _usps_rounds("LFRPG"),
+    "faster": _against_benchmarks("faster", _speed),
+    "acc_margin": _against_benchmarks("acc_margin", _margins, shown=RSA_SHOWN),
+    "usps_rounds_frpg": _usps_rounds("usps_rounds_frpg", "FRPG"),
+    "usps_rounds_lfrpg": _usps_rounds("usps_rounds_lfrpg", "LFRPG"),
     "lfrpg_local_cost_ratio": lfrpg_local_cost_ratio,
-    "usps_rounds_sgd": _usps_rounds(SGD, sens=SGD_S),
+    "usps_rounds_sgd": _usps_rounds("usps_rounds_sgd", SGD, sens=SGD_S),
     "usps_geomed_rsa_gt_4000": _on("label_flip", _usps_geomed_rsa_gt_4000),
     "comm_reduction_frpg": _comm_reduction("FRPG"),
     "comm_reduction_lfrpg": _comm_reduction("LFRPG"),
-    "lfrpg_fewer_cr_than_frpg": _on("label_flip", _lfrpg_fewer_cr_than_frpg),
     "comm_reduction_mnist_fmnist": _beside("label_flip", "comm_reduction_mnist_fmnist", _speed_mnist_fmnist),
     "sgd_lf_limited": _beside("label_flip", "sgd_lf_limited", _sgd_gap),
     "sgd_gaussian_final_acc": _beside("gaussian", "sgd_gaussian_final_acc", _sgd_finals),
-    "g_faster": _against_benchmarks("gaussian", "faster", _speed, show_rsa=False),
-    "g_acc_margin": _against_benchmarks("gaussian", "acc_margin", _margins, show_rsa=True),
-    "fmnist_gain_geomed": _beside("gaussian", "fmnist_gain_geomed", _gain, GEOMED, GEOMED_S, detail=_relative_geomed),
-    "fmnist_gain_rsa": _on("gaussian", _fmnist_gain_rsa),
+    "fmnist_gain_geomed": _beside("gaussian", "fmnist_gain_geomed", lambda df, s: _gain(df, (s,)), GEOMED, GEOMED_S,
+                                  detail=_relative_geomed),
+    "fmnist_gain_rsa": _against_benchmarks("fmnist_gain_rsa", _gain, benches=(), sens=False, shown=RSA_SHOWN),
     "lfrpg_local_steps_ratio": lfrpg_local_steps_ratio,
-    "mnist_frpg_lfrpg_gaussian_acc": _on("gaussian", _mnist_frpg_lfrpg_gaussian_acc),
-    "frpg_label_flip_vs_silent": _frpg_vs_silent("label_flip"),
-    "frpg_gaussian_vs_silent": _frpg_vs_silent("gaussian"),
 }
