@@ -461,15 +461,25 @@ def test_table1_claims_from_timing_repetitions_hold_fail_or_wait():
 
 
 def test_timing_ratio_bounds_follow_capped_runs():
-    from fedrepro.papers.fedepm.claims import lowest_tct_every_k0
+    from fedrepro.papers.registry import checks
 
+    claim = _claim("fig3_shortest_tct")                 # a parametrised check: its claim's args: in claims.yaml
     s = _table1_timing(_paper_like_lct())
     tt = s["table1.timing"]
     tt.loc[(tt["algorithm"] == "sfedavg") & (tt["m"] == 50) & (tt["k0"] == 4), "status"] = "max_rounds"
-    reps = {r.label: r for r in lowest_tct_every_k0({}, s).value}
+    reps = {r.label: r for r in checks("fedepm")[claim["check"]]({}, s, **claim["args"]).value}
     r = reps["FedEPM / min(baselines) mean TCT, m=50 k0=4"]
     assert r.upper_bound is not None and np.asarray(r.upper_bound).all() and not np.asarray(r.lower_bound).any()
     assert not np.asarray(reps["FedEPM / min(baselines) mean TCT, m=50 k0=8"].upper_bound).any()
+
+
+def test_parametrised_checks_keep_one_rule_per_check_name():
+    from fedrepro.claims.sweep import claims_by_check
+
+    by_check = claims_by_check("fedepm")                 # raises when claims sharing a check are decided differently
+    shared = [c["id"] for c in _claims() if c.get("check") == "fedepm_lowest_time"]
+    assert by_check["fedepm_lowest_time"]["id"] in shared and len(shared) == 4
+    assert all("args" in c for c in _claims() if c.get("check") in ("fedepm_lowest_time", "tct_trend_over_epsilon"))
 
 
 def _fig3(cr, f=None, trials=5, exp="fig3", first=0, status=None):

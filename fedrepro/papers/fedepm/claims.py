@@ -18,7 +18,6 @@ BASELINES = ("sfedavg", "sfedprox")
 ALGS = ("sfedavg", "sfedprox", "fedepm")
 NAMES = {"sfedavg": "SFedAvg", "sfedprox": "SFedProx", "fedepm": "FedEPM"}
 FIG2_K0 = (4, 12, 20)
-EPM, LOWEST, MK0 = ("fedepm",), [(b,) for b in BASELINES], ["m", "k0"]
 
 
 def runs(frames, summaries):
@@ -31,12 +30,13 @@ VIEWS = {"runs": runs}
 
 
 def _table(summaries, exp):
+    """The runs of ``exp`` (:func:`runs`), None without any."""
     return runs({}, {exp: summaries.get(exp)})
 
 
 def _timing(summaries, exp, by, key, how="mean"):
-    """``(timing pass of exp, stats)``: per (by..., algorithm, repeat) ``how`` over the build's trials of ``key``
-    (a bound when a capped run is among them: query.stats_table); ``(NotTestable, None)`` without a pass."""
+    """``(what the timing pass of exp has, stats)``: per (by..., algorithm, repeat) ``how`` over the build's trials of
+    ``key`` (a bound when a capped run is among them: query.stats_table); ``(NotTestable, None)`` without a pass."""
     s = summaries.get(f"{exp}.timing")
     if s is None or s.empty:
         return NotTestable(f"no timing pass for {exp} (results/fedepm/{exp}.timing.parquet, written when the "
@@ -44,11 +44,8 @@ def _timing(summaries, exp, by, key, how="mean"):
     if s["repeat"].nunique() < 2:
         return NotTestable(f"the timing pass of {exp} has {s['repeat'].nunique()} repetition: needs >= 2"), None
     t = run_table(s.assign(objective_per_client=np.nan))      # CR, TCT, LCT and capped of the timed runs
-    return t, stats_table(t, key, [*by, "algorithm", "repeat"], how, capped="capped")
-
-
-def _timing_claim_detail(tt, exp):
-    return f"{exp} timing pass: {tt['repeat'].nunique()} repetitions of {tt['cell'].nunique()} cells"
+    head = f"{exp} timing pass: {t['repeat'].nunique()} repetitions of {t['cell'].nunique()} cells"
+    return head, stats_table(t, key, [*by, "algorithm", "repeat"], how, capped="capped")
 
 
 def _tag(setting):
@@ -127,15 +124,15 @@ def _ratio(stats, key, num, den):
     return _q(stats, key, "repeat", **num).ratio(lowest_any(_q(stats, key, "repeat", **d) for d in den))
 
 
-def _time_ratios(summaries, exp, key, how, num, den, label, per=None):
-    """Per timing repetition of ``exp``: ``how`` over trials of ``key`` of the runs ``num`` over the smallest of
-    ``den``'s (``_at``), one component per setting of ``per`` (table1: per (m, k0)); None when one is missing."""
-    tt, stats = _timing(summaries, exp, per or ["m", "k0"], key, how)
+def time_ratio(frames, summaries, exp, key, how, num, den, label, per=None):
+    """Per timing repetition of ``exp``: ``how`` over trials of ``key`` of the runs ``num`` (a where-mapping) over
+    the smallest of ``den``'s, one component per setting of ``per`` (table1: per (m, k0)); None when one is missing.
+    The claims' parameters are their ``args:`` in claims.yaml."""
+    head, stats = _timing(summaries, exp, per or ["m", "k0"], key, how)
     if stats is None:
-        return tt
-    reps = [_ratio(g, key, _at(*num), [_at(*d) for d in den]).rep(label + (f", {_tag(s)}" if s else ""), "log")
-            for s, g in settings(stats, per)]
-    return Outcome(reps, detail=_timing_claim_detail(tt, exp)) if reps and None not in reps else None
+        return head
+    reps = [_ratio(g, key, num, den).rep(label + (f", {_tag(s)}" if s else ""), "log") for s, g in settings(stats, per)]
+    return Outcome(reps, detail=head) if reps and None not in reps else None
 
 
 def _at(*values):
@@ -143,79 +140,42 @@ def _at(*values):
     return dict(zip(("m", "k0", "algorithm")[-len(values):], values))
 
 
-def lowest_tct_every_k0(frames, summaries):
-    return _time_ratios(summaries, "table1", "TCT", "mean", EPM, LOWEST, "FedEPM / min(baselines) mean TCT", MK0)
-
-
-def fedepm_lowest_lct_every_k0(frames, summaries):
-    return _time_ratios(summaries, "table1", "LCT", "mean", EPM, LOWEST, "FedEPM / min(baselines) LCT", MK0)
-
-
-def fedepm_lowest_tct_rho(frames, summaries):
-    return _time_ratios(summaries, "fig4", "TCT", "median", EPM, LOWEST, "FedEPM / min(baselines) median TCT", ["rho"])
-
-
-def fedepm_lowest_tct_epsilon(frames, summaries):
-    return _time_ratios(summaries, "fig5", "TCT", "median", EPM, LOWEST, "FedEPM / min(baselines) median TCT",
-                        ["epsilon"])
-
-
-def sfedprox_above_sfedavg_lct(frames, summaries):
-    return _time_ratios(summaries, "table1", "LCT", "mean", ("sfedprox",), [("sfedavg",)],
-                        "SFedProx / SFedAvg LCT", MK0)
-
-
-def sfedavg_over_fedepm_lct_k4_m50(frames, summaries):
-    return _time_ratios(summaries, "table1", "LCT", "mean", (50, 4, "sfedavg"), [(50, 4, "fedepm")],
-                        "SFedAvg / FedEPM LCT, m=50 k0=4")
-
-
-def sfedavg_over_fedepm_lct_k20_m50(frames, summaries):
-    return _time_ratios(summaries, "table1", "LCT", "mean", (50, 20, "sfedavg"), [(50, 20, "fedepm")],
-                        "SFedAvg / FedEPM LCT, m=50 k0=20")
-
-
-def baseline_lct_growth_k20_over_k4_m50(frames, summaries):
-    return _time_ratios(summaries, "table1", "LCT", "mean", (50, 20, "sfedavg"), [(50, 4, "sfedavg")],
-                        "SFedAvg LCT k0=20 / k0=4, m=50")
-
-
 def lct_m100_over_m50(frames, summaries):
     """Per repetition, LCT at m = 100 over LCT at m = 50, for every (k0, algorithm)."""
-    tt, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
+    head, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     if stats is None:
-        return tt
+        return head
     ks = sorted(set(select(stats, m=100)["k0"]) & set(select(stats, m=50)["k0"]))
     reps = [_ratio(stats, "LCT", _at(100, k, a), [_at(50, k, a)]).rep(f"{NAMES[a]} LCT m=100 / m=50, k0={k}", "log")
             for k in ks for a in ALGS]
-    return Outcome(reps, detail=_timing_claim_detail(tt, "table1")) if ks else None
+    return Outcome(reps, detail=head) if ks else None
 
 
 def sfedprox_over_sfedavg_lct_m50(frames, summaries):
     """Per repetition, the mean over k0 of LCT(SFedProx)/LCT(SFedAvg) at m = 50 (paper 2.2-2.4)."""
-    tt, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
+    head, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     if stats is None:
-        return tt
+        return head
     per = [_ratio(stats, "LCT", _at(50, k, "sfedprox"), [_at(50, k, "sfedavg")])
            for k in sorted(set(select(stats, m=50)["k0"]))]
     if not per:
         return None
     r, c = pd.concat([p.v for p in per], axis=1), pd.concat([p.lb | p.ub for p in per], axis=1).any(axis=1)
     rep = PerSeed(r.mean(axis=1), c, c).rep("mean over k0 of SFedProx/SFedAvg LCT, m=50", "log")
-    return Outcome(rep, detail="per k0 " + "/".join(f"{v:.2f}" for v in r.mean(axis=0)) + "; "
-                   + _timing_claim_detail(tt, "table1"))
+    return Outcome(rep, detail="per k0 " + "/".join(f"{v:.2f}" for v in r.mean(axis=0)) + "; " + head)
 
 
 def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
     """Per repetition, LCT(k0=20)/LCT(k0=4) of FedEPM at m = 50 (paper 0.0023/0.0011 = 2.09: grows slowly);
     the explanation gives FedEPM's CPU cost per client and local step."""
-    out = _time_ratios(summaries, "table1", "LCT", "mean", (50, 20, "fedepm"), [(50, 4, "fedepm")],
-                       "FedEPM LCT k0=20 / k0=4, m=50")
+    out = time_ratio(frames, summaries, "table1", "LCT", "mean", _at(50, 20, "fedepm"), [_at(50, 4, "fedepm")],
+                     "FedEPM LCT k0=20 / k0=4, m=50")
     if not isinstance(out, Outcome):
         return out
-    tt, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
+    _, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     ks = sorted(set(select(stats, m=50)["k0"]))
     x = {(k, a): _q(stats, "LCT", "repeat", **_at(50, k, a)).v.mean() for k in ks for a in ("fedepm", "sfedavg")}
+    tt = summaries["table1.timing"]
     rho = float(tt["rho"].iloc[0]) if "rho" in tt else 0.5
     per_step = [1e6 * x[k, "fedepm"] / (k * np.ceil(rho * 50)) for k in ks]
     why = (f"FedEPM's mean LCT grows x{x[20, 'fedepm'] / x[4, 'fedepm']:.2f} from k0 = 4 to 20 "
@@ -226,55 +186,29 @@ def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
     return Outcome(out.value, why=why, detail=out.detail)
 
 
-def _time_trends(summaries, exp, x, how, by, group, label, unit):
+def tct_trend(frames, summaries, exp, x, how, group, label, unit="", by=None):
     """Per timing repetition of ``exp``: the fitted ratio (query.trend) of the ``how`` TCT over trials from the
-    smallest to the largest ``x``, per setting of ``group``, with the TCT at each ``x`` (mean over repetitions)."""
-    tt, stats = _timing(summaries, exp, by, "TCT", how)
+    smallest to the largest ``x`` (timing keys ``by``, default ``[x]``), per setting of ``group``, with the TCT at
+    each ``x`` (mean over repetitions); the claims' parameters are their ``args:`` in claims.yaml."""
+    head, stats = _timing(summaries, exp, by or [x], "TCT", how)
     if stats is None:
-        return tt
+        return head
     fits = trends(stats, x, group, lambda rows: _q(rows, "TCT", "repeat"))
     detail = [f"{_tag(s)}: {how} TCT " + "/".join(f"{v:.3g}" for v in means) + " s" for s, _, means in fits]
     return Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits],
-                   detail="; ".join([_timing_claim_detail(tt, exp) + unit, *detail]))
-
-
-def tct_falls_with_k0(frames, summaries):
-    """Per timing repetition, the fitted ratio k0 = 20 vs 4 of the mean TCT, for every algorithm and m."""
-    return _time_trends(summaries, "table1", "k0", "mean", ["m", "k0"], ["algorithm", "m"],
-                        "fitted mean TCT(k0=20)/TCT(k0=4)", "; k0 = 4..20")
-
-
-def tct_rises_with_rho(frames, summaries):
-    """Per timing repetition of fig4, the fitted ratio rho = 1 vs 0.2 of the median TCT over trials."""
-    return _time_trends(summaries, "fig4", "rho", "median", ["rho"], ["algorithm"],
-                        "fitted median TCT(rho=1)/TCT(rho=0.2)", "")
-
-
-def tct_trend_over_epsilon(frames, summaries):
-    """Per timing repetition of fig5, the fitted ratio epsilon = 0.9 vs 0.1 of the median TCT."""
-    return _time_trends(summaries, "fig5", "epsilon", "median", ["epsilon"], ["algorithm"],
-                        "fitted median TCT(eps=0.9)/TCT(eps=0.1)", "")
+                   detail="; ".join([head + unit, *detail]))
 
 
 # ---- Fig. 4, Fig. 5: CR trends over rho and epsilon, SNR steps ------------------------------------------
-def _cr_trend(summaries, exp, x, label, head):
-    """Per trial, the fitted CR ratio (query.trend) from the smallest to the largest ``x``, every algorithm."""
+def cr_trend(frames, summaries, exp, x, label, head=False):
+    """Per trial, the fitted CR ratio (query.trend: least squares of log CR on ``x``) from the smallest to the
+    largest ``x``, every algorithm (``head``: the grid first in the detail); parameters: ``args:`` in claims.yaml."""
     t = _table(summaries, exp)
     fits = [] if t is None else trends(t, x, ["algorithm"], lambda rows: _q(rows, "CR"))
     detail = [f"{_tag(s)}: mean CR " + "/".join(f"{v:.1f}" for v in means) for s, _, means in fits]
     xs = [f"{x} = " + "/".join(f"{v:g}" for v in sorted(t[x].unique()))] if head and fits else []
     return Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits], detail="; ".join(xs + detail)) \
         if fits else None
-
-
-def cr_falls_with_rho(frames, summaries):
-    """Per trial, the fitted CR ratio rho = 1 vs 0.2 (least squares of log CR on rho), every algorithm."""
-    return _cr_trend(summaries, "fig4", "rho", "fitted CR(rho=1)/CR(rho=0.2)", head=True)
-
-
-def cr_trend_over_epsilon(frames, summaries):
-    """Per trial, the fitted CR ratio epsilon = 0.9 vs 0.1 (least squares of log CR on epsilon)."""
-    return _cr_trend(summaries, "fig5", "epsilon", "fitted CR(eps=0.9)/CR(eps=0.1)", head=False)
 
 
 def snr_increases_with_epsilon(frames, summaries):
@@ -299,10 +233,12 @@ def paper_stop_baselines_capped(frames, summaries):
 
 
 CHECKS = {f.__name__: f for f in [
-    cr_falls_with_k0, final_objective_spread, fedepm_declines_fastest, capped_runs_fig3, lowest_tct_every_k0,
-    tct_falls_with_k0, fedepm_lowest_lct_every_k0, sfedprox_above_sfedavg_lct, lct_m100_over_m50,
-    sfedprox_over_sfedavg_lct_m50, sfedavg_over_fedepm_lct_k4_m50, sfedavg_over_fedepm_lct_k20_m50,
-    baseline_lct_growth_k20_over_k4_m50, fedepm_lct_growth_k20_over_k4_m50, cr_falls_with_rho, tct_rises_with_rho,
-    fedepm_lowest_tct_rho, snr_increases_with_epsilon, fedepm_lowest_tct_epsilon, cr_trend_over_epsilon,
-    tct_trend_over_epsilon, paper_stop_baselines_capped,
+    cr_falls_with_k0, final_objective_spread, fedepm_declines_fastest, capped_runs_fig3, lct_m100_over_m50,
+    sfedprox_over_sfedavg_lct_m50, fedepm_lct_growth_k20_over_k4_m50, snr_increases_with_epsilon,
+    paper_stop_baselines_capped,
 ]}
+# parametrised checks (args: in claims.yaml) under one name per rule of decision (fedrepro.claims.sweep.claims_by_check)
+CHECKS.update(dict.fromkeys(["fedepm_lowest_time", "sfedprox_above_sfedavg_lct", "sfedavg_over_fedepm_lct_k4_m50",
+                             "sfedavg_over_fedepm_lct_k20_m50", "baseline_lct_growth_k20_over_k4_m50"], time_ratio))
+CHECKS.update(dict.fromkeys(["tct_falls_with_k0", "tct_rises_with_rho", "tct_trend_over_epsilon"], tct_trend))
+CHECKS.update(dict.fromkeys(["cr_falls_with_rho", "cr_trend_over_epsilon"], cr_trend))
