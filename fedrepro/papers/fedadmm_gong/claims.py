@@ -27,13 +27,13 @@ from fedrepro.claims.query import (EMPTY, PerSeed, against_paper, explain, extre
                                    outcome, outcome_of, rounds_to)
 from fedrepro.papers.fedadmm_gong.analysis import (ALG1, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4,
                                                    PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS, best_prox,
-                                                   for_variant, layout, runs_of, sub_target, table6_frame, tidy)
+                                                   for_variant, layout, runs_of, sub_target, table6_frame, target,
+                                                   tidy)
 
 TAIL = 5
 PAPER_FEDSGD_SPEEDUP = [29.7, 7.6, 25.1, 20.7, 130.0, 75.7, 26.6, 22.4]   # Table III, FedADMM row
 T5_CELLS = ((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards"))
 BOUND_NOTE = " ('+': a lower bound, the run hit its round cap; '-': an upper bound)"
-VS_BEST = "{}: FedADMM − best baseline, pp"
 CHECKS: dict = {}
 
 
@@ -63,22 +63,25 @@ def _df(frames, *exps):
     return df
 
 
+def _alg1_frames(frames) -> _VariantFrames:
+    """The frames for Algorithm 1 as printed (Option I): each experiment of :data:`VARIANT_EXPERIMENTS` becomes
+    its baselines plus the FedADMM runs of ``<exp>_alg1`` (same seeds: paired by seed); None when a twin is absent."""
+    out = _VariantFrames(frames)
+    for exp in VARIANT_EXPERIMENTS:
+        base, twin = frames.get(exp), frames.get(f"{exp}_alg1")
+        if base is None:
+            continue
+        if twin is None or twin.empty:
+            out[exp] = None
+            continue
+        out[exp] = pd.concat([base[base["algorithm"] != "fedadmm_gong"], twin], ignore_index=True, sort=False)
+    return out
+
+
 def alg1(check):
-    """``check`` for Algorithm 1 as printed (Option I) instead of the early code: each experiment of
-    :data:`VARIANT_EXPERIMENTS` becomes its baselines plus the FedADMM runs of ``<exp>_alg1`` (same
-    seeds, so the same partitions, initial models and client selections: paired by seed). None (not
-    run) when a twin is absent."""
+    """``check`` for Algorithm 1 as printed (Option I) instead of the early code (:func:`_alg1_frames`)."""
     def run(frames, summaries):
-        out = _VariantFrames(frames)
-        for exp in VARIANT_EXPERIMENTS:
-            base, twin = frames.get(exp), frames.get(f"{exp}_alg1")
-            if base is None:
-                continue
-            if twin is None or twin.empty:
-                out[exp] = None
-                continue
-            out[exp] = pd.concat([base[base["algorithm"] != "fedadmm_gong"], twin], ignore_index=True, sort=False)
-        return check(out, summaries)
+        return check(_alg1_frames(frames), summaries)
     run.__name__ = f"{check.__name__}_alg1"
     run.__doc__ = f"Algorithm 1 as printed (Option I; ``<exp>_alg1``): {check.__doc__ or check.__name__}"
     return run
@@ -159,22 +162,10 @@ def _table3(df):
     return [(c, df[df["setting"] == c]) for c in TABLE3_COLUMNS if c in present]
 
 
-@check("table3", label="{}: FedADMM − best baseline rounds", unit=" rounds", note=BOUND_NOTE)
-def table3_fedadmm_fewest(df):
-    """Per Table III column: FedADMM's rounds minus the best baseline's (per seed), < 0 everywhere."""
-    return [(s, _admm_rounds(sub) - _best_rounds(sub, "best")) for s, sub in _table3(df)]
-
-
 def _speedups(df, sgd):
     """Per Table III column with FedSGD runs: FedSGD's rounds over FedADMM's (per seed)."""
     return [(s, seed_rounds(g).ratio(_admm_rounds(sub))) for s, sub in _table3(df)
             for g in [sgd[sgd["setting"] == s]] if not g.empty]
-
-
-@check("table3", "table3_fedsgd", label="{}: FedSGD / FedADMM rounds", unit="×", note=BOUND_NOTE, scale="log")
-def table3_fedsgd_speedup(df, sgd):
-    """Per Table III column: FedSGD's rounds over FedADMM's (FedADMM's speedup relative to FedSGD), > 1."""
-    return _speedups(df, sgd)
 
 
 @check("table3")
@@ -267,22 +258,8 @@ def growth_larger_noniid(df):
     return outcome(reps, detail=explain(parts, " pp"))
 
 
-@check("scaling", label=VS_BEST)
-def fig5_fedadmm_best(df):
-    """Fig. 5 (m = 200): per panel FedADMM's final accuracy minus the best baseline's (pp), > 0."""
-    df = df[df["m"] == 200]
-    panels = [(f"{DATASETS[d]} {PARTITIONS[p]}", df[(df["ds"] == d) & (df["partition"] == p)])
-              for d in ("fashion_mnist", "cifar10") for p in ("iid", "label_shards")]
-    return [(lab, _gap(sub)) for lab, sub in panels if not sub.empty]
-
-
 def _fig10_gaps(df):
     return [(DATASETS[d], _gap(df[df["ds"] == d])) for d in ("fashion_mnist", "cifar10") if not df[df["ds"] == d].empty]
-
-
-@check("fig10", label=VS_BEST)
-def fig10_fedadmm_best(df):
-    return _fig10_gaps(df)
 
 
 @check("fig10")
@@ -296,20 +273,6 @@ def fig10_especially_cifar(df):
 
 
 # ---- Fig. 6: server step --------------------------------------------------------------------------------
-@check("fig6_constant", label="{}: η=1 − η=1.5, pp")
-def eta15_worse_noniid(df):
-    return [(panel, finals(_eta(sub, 1.0)) - finals(_eta(sub, 1.5)))
-            for panel, sub in df[df["partition"] == "label_shards"].groupby("setting")]
-
-
-@check("fig6_constant", label="{}: η=1 − worse of η=0.5, 1.5, pp")
-def eta1_never_worst(df):
-    """Every Fig. 6 row-1 panel (IID and non-IID): per seed, η = 1's final accuracy minus the worse of
-    η = 0.5's and η = 1.5's (pp), > 0: the nominal value is not the worst choice in any case."""
-    return [(panel, finals(_eta(sub, 1.0)) - extreme([finals(_eta(sub, e)) for e in (0.5, 1.5)], lowest=True))
-            for panel, sub in df.groupby("setting")]
-
-
 @check("fig6_constant")
 def eta05_slower_early_iid(df):
     """IID panel: mean accuracy over the first quarter of the rounds, η = 1 minus η = 0.5 (pp)."""
@@ -319,15 +282,6 @@ def eta05_slower_early_iid(df):
     k = max(1, int(sub["round"].max()) // 4)
     d = mean_over(_eta(sub, 1.0), "acc", 1, k).scaled(100) - mean_over(_eta(sub, 0.5), "acc", 1, k).scaled(100)
     return outcome(d.rep(f"mean accuracy over rounds 1-{k}, η=1 − η=0.5, pp"), detail=f"per seed {d.show()} pp")
-
-
-@check("fig6_constant", label="{}, pp")
-def eta_iid_similar(df):
-    """IID panel: final accuracy of η = 0.5 and η = 1.5 minus η = 1 (pp), each within the tolerance."""
-    sub = df[df["partition"] == "iid"]
-    if sub.empty:
-        return None
-    return [(f"η={e:g} − η=1", finals(_eta(sub, e)) - finals(_eta(sub, 1.0))) for e in (0.5, 1.5)]
 
 
 @check("fig6_constant", "fig6_schedule", label="{}, pp")
@@ -387,12 +341,6 @@ def _fig8_panels(df):
             for (ds, part, eta), sub in df.groupby(["ds", "partition", "eta"])]
 
 
-@check("fig8", label="{}: Option I − Option II, pp")
-def option1_ge_option2(df):
-    return [(lab, finals(sub[sub["local_init"] == "local"]) - finals(sub[sub["local_init"] == "global"]))
-            for lab, sub in _fig8_panels(df)]
-
-
 @check("fig8", "fig8_sequential", label="{}: early code − Option II, pp")
 def early_code_ge_option2(df, seq):
     """Fig. 8 against the algorithm the paper ran (GO-15): per panel and η, the early code's final
@@ -407,9 +355,6 @@ def early_code_ge_option2(df, seq):
 
 
 # ---- Table V: FedProx's ρ -------------------------------------------------------------------------------
-M200 = ((200, "iid"), (200, "label_shards"))
-
-
 def _t5(df, ds, m, part):
     """The label and the rows of Table V's cell (dataset, m, partition)."""
     return f"{DATASETS[ds]} m={m} {PARTITIONS[part]}", df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == part)]
@@ -419,56 +364,6 @@ def _t5_cells(df, cells=T5_CELLS, datasets=("mnist", "fashion_mnist")):
     """``[(ds, k, label, rows)]`` of the Table V cells present (``k``: the cell's index in ``cells``)."""
     return [(ds, k, *cell) for ds in datasets for k, (m, part) in enumerate(cells)
             if not (cell := _t5(df, ds, m, part))[1].empty]
-
-
-def _prox(sub, rho):
-    """Per seed: the rounds to target of FedProx at ``rho``."""
-    return seed_rounds(sub[(sub["method"] == "FedProx") & np.isclose(sub["prox_rho"], rho)])
-
-
-@check("table5", label="{}: FedADMM − best FedProx rounds", unit=" rounds", note=BOUND_NOTE)
-def table5_fedadmm_best(df):
-    """Per Table V cell: FedADMM's rounds minus the best FedProx ρ's (per seed), < 0."""
-    return [(cell, seed_rounds(sub[sub["method"] == "FedADMM"])
-             - extreme([_prox(sub, r) for r in sorted(sub["prox_rho"].dropna().unique())], lowest=True))
-            for _, _, cell, sub in _t5_cells(df)]
-
-
-def _flip(ds, k, cell, sub):
-    small, others = _prox(sub, 0.01), [_prox(sub, r) for r in (0.1, 1.0)]
-    if ds == "fashion_mnist":
-        return f"{cell}: fewest rounds of other ρ − ρ=0.01's", extreme(others, lowest=True) - small
-    return f"{cell}: ρ=0.01's rounds − most of other ρ", small - extreme(others, lowest=False)
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_best_rho_flips(df):
-    """m = 200: FedProx ρ = 0.01 is the best ρ on FMNIST and the worst on MNIST in Table V's quantity, rounds
-    to the target (per seed; a seed that never reaches counts as a bound): FMNIST components the fewer of
-    ρ = 0.1, 1's rounds minus ρ = 0.01's; MNIST components ρ = 0.01's rounds minus the more of ρ = 0.1, 1's;
-    all > 0."""
-    return [_flip(*c) for c in _t5_cells(df, M200, ("fashion_mnist", "mnist"))]
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_prox_not_monotone(df):
-    """MNIST, m = 200 (Table V's non-monotone cells): FedProx ρ = 0.1 needs fewer rounds to the target than
-    both ρ = 0.01 and ρ = 1 (per seed, the fewer of their rounds minus ρ = 0.1's), > 0."""
-    return [(f"{cell}: fewest rounds of ρ=0.01, 1 − ρ=0.1's",
-             extreme([_prox(sub, r) for r in (0.01, 1.0)], lowest=True) - _prox(sub, 0.1))
-            for _, _, cell, sub in _t5_cells(df, M200, ("mnist",))]
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_fedadmm_noniid_improves_with_m(df):
-    """Table V's FedADMM non-IID rows: rounds to the target at m = 200 minus at m = 500 (per seed), > 0."""
-    parts = []
-    for ds in ("mnist", "fashion_mnist"):
-        (_, a), (_, b) = _t5(df, ds, 200, "label_shards"), _t5(df, ds, 500, "label_shards")
-        a, b = a[a["method"] == "FedADMM"], b[b["method"] == "FedADMM"]
-        if not a.empty and not b.empty:
-            parts.append((f"{DATASETS[ds]} non-IID: rounds m=200 − m=500", seed_rounds(a) - seed_rounds(b)))
-    return parts
 
 
 @check("table5")
@@ -563,8 +458,39 @@ def table6_cifar_std(frames, summaries):
 
 CHECKS.update({f.__name__: f for f in (table2_counts, table6_fmnist_std, table6_cifar_std)})
 # the checks of Table III, Figs. 3-5 and Fig. 10 once more for Algorithm 1 as printed (GO-15)
-ALG1_CHECKS = ("table3_fedadmm_fewest", "table3_fedsgd_speedup", "table3_fedadmm_rounds_paper",
-               "table3_fedsgd_speedup_paper", "table3_mean_reduction", "table3_max_reduction", "reduction_grows_with_m",
-               "gap_grows_with_m", "growth_larger_noniid", "fig5_fedadmm_best", "fig10_fedadmm_best",
+ALG1_CHECKS = ("table3_fedadmm_rounds_paper", "table3_fedsgd_speedup_paper", "table3_mean_reduction",
+               "table3_max_reduction", "reduction_grows_with_m", "gap_grows_with_m", "growth_larger_noniid",
                "fig10_especially_cifar", "table3_local_computation")
 CHECKS.update({f"{name}_alg1": alg1(CHECKS[name]) for name in ALG1_CHECKS})
+
+
+# ---- views of the readings written as data (claims.yaml ``reading: {frame: <view>}``) ---------------------------
+TUNED = {"table3": ("setting", "best"), "scaling": (["ds", "partition", "m"], "fixed"), "fig10": ("ds", "fixed")}
+
+
+def _tuned(df, exp):
+    """Per Table III column (Fig. 5 panel, Fig. 10 dataset): FedADMM and the baselines at their tuned lr."""
+    keys, prox = TUNED[exp]
+    parts = [g for _, sub in df.groupby(keys) for g in (runs_of(sub, "FedADMM"), *_baseline_runs(sub, prox).values())]
+    return pd.concat(parts, ignore_index=True) if parts else df.iloc[0:0]
+
+
+def _view(*exps, variant: bool = False):
+    """The view of the tidy rows of ``exps`` (:func:`_df`; None when one is absent; :data:`TUNED` ones at their
+    tuned runs; Algorithm 1's with ``variant``) with the columns the readings name: ``dataset`` and ``split``
+    (as shown), ``panel`` (the setting) and ``target`` (the level of the model run, :func:`analysis.target`)."""
+    def view(frames, summaries):
+        frames = _alg1_frames(frames) if variant else frames
+        dfs = [_df(frames, e) for e in exps]
+        if any(d is None for d in dfs):
+            return None
+        df = pd.concat([_tuned(d, e) if e in TUNED else d for d, e in zip(dfs, exps)], ignore_index=True)
+        return df.assign(dataset=df["ds"].map(DATASETS), split=df["partition"].map(PARTITIONS), panel=df["setting"],
+                         target=[target(*k) for k in zip(df["ds"], df["family"], df["tvariant"])])
+    return view
+
+
+VIEWS = {name + sfx: _view(*exps, variant=bool(sfx))
+         for name, exps in {"table3": ("table3",), "table3_fedsgd": ("table3", "table3_fedsgd"),
+                            "scaling": ("scaling",), "fig10": ("fig10",)}.items() for sfx in ("", "_alg1")}
+VIEWS.update({e: _view(e) for e in ("fig6_constant", "fig8", "table5")})
