@@ -168,7 +168,8 @@ def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monk
     base = C._df(frames, "table3")
     assert set(base.loc[base["method"] == "FedADMM", "local_init"]) == {"sequential_shared"}
     assert (base["tvariant"] == "sequential_shared").all()
-    early_out, alg1_out = READ["q1_table3_fedadmm_fewest"](frames, {}), READ["q1_table3_fedadmm_fewest_alg1"](frames, {})
+    early_out = READ["q1_table3_fedadmm_fewest"](frames, {})
+    alg1_out = READ["q1_table3_fedadmm_fewest_alg1"](frames, {})
     assert list(early_out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", early_out) == HOLDS
     assert (alg1_out.value[0].values > 0).all()
     assert verdict("q1_table3_fedadmm_fewest_alg1", alg1_out) == FAILS
@@ -214,12 +215,12 @@ def test_fig8_tests_the_early_code_against_option_ii():
     frames = {"fig8": _fig8_runs("fig8", **{"global": lambda ds, e: 0.7 + e, "local": lambda ds, e: 0.6 + e}),
               "fig8_sequential": _fig8_runs("fig8_sequential",
                                             sequential_shared=lambda ds, e: (0.9 if ds == "mnist" else 0.65) + e)}
-    out = C.early_code_ge_option2(frames, {})
+    out = READ["q6_early_code_superior_to_option2"](frames, {})
     assert len(out.value) == 8 and out.value[0].values == pytest.approx([-5.0, -5.0, -5.0])
     assert verdict("q6_early_code_superior_to_option2", out) == FAILS           # CIFAR-10: 5 pp below Option II
     mnist = {k: v[v["problem"].str.contains('"mnist"')] for k, v in frames.items()}
-    assert verdict("q6_early_code_superior_to_option2", C.early_code_ge_option2(mnist, {})) == HOLDS
-    assert C.early_code_ge_option2({"fig8": frames["fig8"]}, {}) is None
+    assert verdict("q6_early_code_superior_to_option2", READ["q6_early_code_superior_to_option2"](mnist, {})) == HOLDS
+    assert READ["q6_early_code_superior_to_option2"]({"fig8": frames["fig8"]}, {}) is None
 
 
 def test_bounds_follow_the_side_they_inform():
@@ -303,17 +304,17 @@ def test_table4_claims_and_render(tmp_path):
                     parts.append(run("table4", "FedADMM", ramp(r + dr, ds=ds) + 0.001 * E, ds=ds,
                                      partition=part, model=model, E=E, B=50, seed=seed))
     frames = {"table4": pd.concat(parts, ignore_index=True)}
-    out = C.table4_rounds_fall_with_e(frames, {})
+    out = READ["q5_table4_rounds_fall_with_e"](frames, {})
     assert len(out.value) == 4 and list(out.value[0].values) == [8, 8, 8]
     assert verdict("q5_table4_rounds_fall_with_e", out) == HOLDS
-    assert verdict("fig7_larger_e_higher_accuracy", C.fig7_final_grows_with_e(frames, {})) == HOLDS
+    assert verdict("fig7_larger_e_higher_accuracy", READ["fig7_larger_e_higher_accuracy"](frames, {})) == HOLDS
     F.table4(frames, {}, tmp_path / "table4")
     assert "27 / 10 / 6" in (tmp_path / "table4.md").read_text()
     swapped = frames["table4"].copy()
     swapped.loc[swapped["params"].str.contains('"E": 10') & swapped["problem"].str.contains("cifar10"), "test_accuracy"] = 0.1
-    out = C.table4_rounds_fall_with_e({"table4": swapped}, {})
+    out = READ["q5_table4_rounds_fall_with_e"]({"table4": swapped}, {})
     assert verdict("q5_table4_rounds_fall_with_e", out) == FAILS   # E = 10 capped: rounds(E=1) - 21 <= -7, an upper bound
-    assert verdict("fig7_larger_e_higher_accuracy", C.fig7_final_grows_with_e({"table4": swapped}, {})) == FAILS
+    assert verdict("fig7_larger_e_higher_accuracy", READ["fig7_larger_e_higher_accuracy"]({"table4": swapped}, {})) == FAILS
 
 
 def test_option_and_rho_claims_hold_and_fail():
@@ -553,7 +554,7 @@ def test_difference_claims_are_paired_by_seed_and_can_fail():
     t4 = pd.concat([run("table4", "FedADMM", np.full(21, a), partition=p, E=E, seed=seed)
                     for p, a10 in (("iid", 0.8), ("label_shards", 0.3)) for E, a in ((1, 0.4), (10, a10))
                     for seed in (0, 1)])
-    out = C.fig7_final_grows_with_e({"table4": t4}, {})
+    out = READ["fig7_larger_e_higher_accuracy"]({"table4": t4}, {})
     assert [r.values[0] for r in out.value] == pytest.approx([40.0, -10.0])
     assert verdict("fig7_larger_e_higher_accuracy", out) == FAILS
 
@@ -574,7 +575,7 @@ def test_eta_claims_read_the_iid_panel_and_the_schedule():
     sched = pd.concat([run("fig6_schedule", "FedADMM", np.full(21, 0.83) + 0.001 * seed, ds="mnist", partition="iid",
                            eta=eta, eta_2=0.5, eta_switch=10, setting="MNIST IID", seed=seed)
                        for eta in (1.0, 1.5) for seed in (0, 1, 2)])
-    out = C.eta_switch_helps({"fig6_constant": iid, "fig6_schedule": sched}, {})
+    out = READ["fig6_eta_decrease_helps"]({"fig6_constant": iid, "fig6_schedule": sched}, {})
     assert [r.values[0] for r in out.value] == pytest.approx([2.0, 2.5])
     assert verdict("fig6_eta_decrease_helps", out) == HOLDS
 
@@ -595,7 +596,7 @@ def test_table5_claims_read_fedprox_rho_per_cell():
                         parts.append(run("table5", "FedProx", ramp(reach[(ds, rho)](seed), ds=ds), ds=ds, m=m,
                                          partition=p, seed=seed, rho=rho))
     frames = {"table5": pd.concat(parts, ignore_index=True)}
-    best = READ["q7_table5_fedadmm_best"](frames, {})       # FMNIST m = 200: FedADMM and FedProx rho=0.01 tie (4 / 5 rounds)
+    best = READ["q7_table5_fedadmm_best"](frames, {})   # FMNIST m = 200: FedADMM and FedProx rho=0.01 tie (4 / 5 rounds)
     assert len(best.value) == 8 and verdict("q7_table5_fedadmm_best", best) != HOLDS
     flips = READ["table5_best_rho_flips"](frames, {})    # FMNIST: 8 - (4 + s % 2); MNIST: (15 + s % 2) - 10
     assert [list(r.values) for r in flips.value] == [[4, 3, 4], [4, 3, 4], [5, 6, 5], [5, 6, 5]]

@@ -284,8 +284,8 @@ def _lowest_share(rows, spec, by, x):
 
 
 def _reaches(rows, spec, by, x):
-    return reaches(rows, spec["reaches"], spec["level"], float(spec.get("start", -np.inf)), float(spec.get("slack", 0.0)),
-                   by, x)
+    start, slack = float(spec.get("start", -np.inf)), float(spec.get("slack", 0.0))
+    return reaches(rows, spec["reaches"], spec["level"], start, slack, by, x)
 
 
 def _percent(rows, spec, by, x):
