@@ -10,8 +10,12 @@ from fedrepro.claims import FAILS, HOLDS, UNDECIDED, NotTestable, Outcome, Repli
 from fedrepro.experiments.cells import all_cells
 from fedrepro.papers.fedadmm_gong import claims as C
 from fedrepro.papers.fedadmm_gong import figures as F
+from fedrepro.papers.registry import checks
 from fedrepro.papers.fedadmm_gong.analysis import (MLP_TARGETS, TABLE3_COLUMNS, TARGETS, best_prox, mean_curve,
                                                    reduction, rounds_to, rtt, tidy)
+
+# the readings written as data (claims.yaml reading:), by claim id
+READ = {k.split(":", 1)[1]: f for k, f in checks("fedadmm_gong").items() if k.startswith("reading:")}
 
 ALG = {"FedADMM": "fedadmm_gong", "FedAvg": "fedavg_sgd", "FedProx": "fedprox_sgd", "SCAFFOLD": "scaffold",
        "FedSGD": "fedsgd"}
@@ -104,28 +108,28 @@ def test_table3_claims_hold_fail_and_stay_undecided_on_capped_runs(tmp_path):
     good = {s: {"FedADMM": [5, 6, 5], "FedAvg": [9, 10, 9], "FedProx": 12, "SCAFFOLD": 10, "FedSGD": [40, 42, 41]}
             for s in TABLE3_COLUMNS}
     frames = _table3(good)
-    out = C.table3_fedadmm_fewest(frames, {})
+    out = READ["q1_table3_fedadmm_fewest"](frames, {})
     assert isinstance(out.value, list) and len(out.value) == 8 and all(r.n == 3 for r in out.value)
     assert list(out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", out) == HOLDS
-    assert verdict("table3_fedsgd_speedup", C.table3_fedsgd_speedup(frames, {})) == HOLDS
-    sp = C.table3_fedsgd_speedup(frames, {}).value[0]
+    assert verdict("table3_fedsgd_speedup", READ["table3_fedsgd_speedup"](frames, {})) == HOLDS
+    sp = READ["table3_fedsgd_speedup"](frames, {}).value[0]
     assert sp.scale == "log" and sp.values == pytest.approx([8.0, 7.0, 8.2])
     # FedADMM behind in one column in every seed: fails
     bad = dict(good)
     bad["MNIST-100 IID"] = {"FedADMM": [15, 16, 15], "FedAvg": 9, "FedProx": 12, "SCAFFOLD": 10}
-    assert verdict("q1_table3_fedadmm_fewest", C.table3_fedadmm_fewest(_table3(bad), {})) == FAILS
+    assert verdict("q1_table3_fedadmm_fewest", READ["q1_table3_fedadmm_fewest"](_table3(bad), {})) == FAILS
     # one seed only: undecided whatever the values
     one = _table3(good, seeds=(0,))
-    assert verdict("q1_table3_fedadmm_fewest", C.table3_fedadmm_fewest(one, {})) == UNDECIDED
+    assert verdict("q1_table3_fedadmm_fewest", READ["q1_table3_fedadmm_fewest"](one, {})) == UNDECIDED
     # baselines capped (never reach): FedADMM's difference is an upper bound, still decides "fewer"
     capped = {s: {"FedADMM": [5, 6, 5], "FedAvg": None, "FedProx": None, "SCAFFOLD": None} for s in TABLE3_COLUMNS}
-    out = C.table3_fedadmm_fewest(_table3(capped), {})
+    out = READ["q1_table3_fedadmm_fewest"](_table3(capped), {})
     assert list(out.value[0].upper_bound) == [True] * 3 and list(out.value[0].values) == [-16, -15, -16]
     assert verdict("q1_table3_fedadmm_fewest", out) == HOLDS
     # nobody reaches the target in a column: both sides are bounds, more seeds cannot decide it
     none = dict(capped)
     none["MNIST-100 IID"] = {"FedADMM": None, "FedAvg": None, "FedProx": None, "SCAFFOLD": None}
-    out = C.table3_fedadmm_fewest(_table3(none), {})
+    out = READ["q1_table3_fedadmm_fewest"](_table3(none), {})
     assert verdict("q1_table3_fedadmm_fewest", out) == UNDECIDED
     d = decide(out.value, 0, "lt")
     assert "higher round cap" in d.reason()
@@ -164,12 +168,13 @@ def test_the_early_code_and_algorithm_1_are_reported_side_by_side(tmp_path, monk
     base = C._df(frames, "table3")
     assert set(base.loc[base["method"] == "FedADMM", "local_init"]) == {"sequential_shared"}
     assert (base["tvariant"] == "sequential_shared").all()
-    early_out, alg1_out = C.table3_fedadmm_fewest(frames, {}), C.CHECKS["table3_fedadmm_fewest_alg1"](frames, {})
+    early_out = READ["q1_table3_fedadmm_fewest"](frames, {})
+    alg1_out = READ["q1_table3_fedadmm_fewest_alg1"](frames, {})
     assert list(early_out.value[0].values) == [-4, -4, -4] and verdict("q1_table3_fedadmm_fewest", early_out) == HOLDS
     assert (alg1_out.value[0].values > 0).all()
     assert verdict("q1_table3_fedadmm_fewest_alg1", alg1_out) == FAILS
     # without the twin the Alg. 1 claim is not run (no value), the early code's is unchanged
-    assert C.CHECKS["table3_fedadmm_fewest_alg1"]({k: v for k, v in frames.items() if k != "table3_alg1"}, {}) is None
+    assert READ["q1_table3_fedadmm_fewest_alg1"]({k: v for k, v in frames.items() if k != "table3_alg1"}, {}) is None
     # fixed E (the early code) does exactly FedAvg's local work; the check knows it
     t3.loc[early, "local_samples"] = t3.loc[early, "round"] * 600
     assert C.table3_local_computation(frames, {}).value is True
@@ -210,12 +215,12 @@ def test_fig8_tests_the_early_code_against_option_ii():
     frames = {"fig8": _fig8_runs("fig8", **{"global": lambda ds, e: 0.7 + e, "local": lambda ds, e: 0.6 + e}),
               "fig8_sequential": _fig8_runs("fig8_sequential",
                                             sequential_shared=lambda ds, e: (0.9 if ds == "mnist" else 0.65) + e)}
-    out = C.early_code_ge_option2(frames, {})
+    out = READ["q6_early_code_superior_to_option2"](frames, {})
     assert len(out.value) == 8 and out.value[0].values == pytest.approx([-5.0, -5.0, -5.0])
     assert verdict("q6_early_code_superior_to_option2", out) == FAILS           # CIFAR-10: 5 pp below Option II
     mnist = {k: v[v["problem"].str.contains('"mnist"')] for k, v in frames.items()}
-    assert verdict("q6_early_code_superior_to_option2", C.early_code_ge_option2(mnist, {})) == HOLDS
-    assert C.early_code_ge_option2({"fig8": frames["fig8"]}, {}) is None
+    assert verdict("q6_early_code_superior_to_option2", READ["q6_early_code_superior_to_option2"](mnist, {})) == HOLDS
+    assert READ["q6_early_code_superior_to_option2"]({"fig8": frames["fig8"]}, {}) is None
 
 
 def test_bounds_follow_the_side_they_inform():
@@ -259,7 +264,7 @@ def test_scaling_figures_and_reduction_claims(tmp_path, monkeypatch):
     assert len(out.value) == 2
     assert out.value[0].values == pytest.approx([100 * (15 - 5) / 15 - 100 * (10 - 8) / 10] * 3)
     assert verdict("q2_reduction_grows_with_m", out) == HOLDS
-    fig5 = C.fig5_fedadmm_best(frames, {})
+    fig5 = READ["q3_fig5_fedadmm_best"](frames, {})
     assert len(fig5.value) == 4 and all(r.n == 3 for r in fig5.value)
     assert verdict("q3_fig5_fedadmm_best", fig5) == HOLDS
     for fig in ("fig3", "fig4", "fig5"):
@@ -286,7 +291,7 @@ def test_scaling_figures_and_reduction_claims(tmp_path, monkeypatch):
     t4 = pd.read_csv(tmp_path / "fig4_both.csv")
     assert set(t4["variant"]) == {"early code", "Alg. 1"}
     assert set(t4.loc[t4["variant"] == "Alg. 1", "m"]) == {200} and set(t4.loc[t4["variant"] == "early code", "m"]) == {100, 200, 1000}
-    alg1_fig5 = C.CHECKS["fig5_fedadmm_best_alg1"](frames, {})
+    alg1_fig5 = READ["q3_fig5_fedadmm_best_alg1"](frames, {})
     assert len(alg1_fig5.value) == 4 and verdict("q3_fig5_fedadmm_best_alg1", alg1_fig5) == HOLDS
 
 
@@ -299,27 +304,27 @@ def test_table4_claims_and_render(tmp_path):
                     parts.append(run("table4", "FedADMM", ramp(r + dr, ds=ds) + 0.001 * E, ds=ds,
                                      partition=part, model=model, E=E, B=50, seed=seed))
     frames = {"table4": pd.concat(parts, ignore_index=True)}
-    out = C.table4_rounds_fall_with_e(frames, {})
+    out = READ["q5_table4_rounds_fall_with_e"](frames, {})
     assert len(out.value) == 4 and list(out.value[0].values) == [8, 8, 8]
     assert verdict("q5_table4_rounds_fall_with_e", out) == HOLDS
-    assert verdict("fig7_larger_e_higher_accuracy", C.fig7_final_grows_with_e(frames, {})) == HOLDS
+    assert verdict("fig7_larger_e_higher_accuracy", READ["fig7_larger_e_higher_accuracy"](frames, {})) == HOLDS
     F.table4(frames, {}, tmp_path / "table4")
     assert "27 / 10 / 6" in (tmp_path / "table4.md").read_text()
     swapped = frames["table4"].copy()
     swapped.loc[swapped["params"].str.contains('"E": 10') & swapped["problem"].str.contains("cifar10"), "test_accuracy"] = 0.1
-    out = C.table4_rounds_fall_with_e({"table4": swapped}, {})
+    out = READ["q5_table4_rounds_fall_with_e"]({"table4": swapped}, {})
     assert verdict("q5_table4_rounds_fall_with_e", out) == FAILS   # E = 10 capped: rounds(E=1) - 21 <= -7, an upper bound
-    assert verdict("fig7_larger_e_higher_accuracy", C.fig7_final_grows_with_e({"table4": swapped}, {})) == FAILS
+    assert verdict("fig7_larger_e_higher_accuracy", READ["fig7_larger_e_higher_accuracy"]({"table4": swapped}, {})) == FAILS
 
 
 def test_option_and_rho_claims_hold_and_fail():
     fig8 = _fig8_runs("fig8", **{"local": lambda ds, e: 0.8 + e,
                                  "global": lambda ds, e: (0.7 if ds == "mnist" else 0.9) + e / 2})
-    out = C.option1_ge_option2({"fig8": fig8}, {})
+    out = READ["q6_option1_superior"]({"fig8": fig8}, {})
     assert len(out.value) == 8 and verdict("q6_option1_superior", out) == FAILS     # CIFAR-10: II ahead by 10 pp
     mnist_only = fig8
     mnist_only = mnist_only[mnist_only["problem"].str.contains('"mnist"')]
-    assert verdict("q6_option1_superior", C.option1_ge_option2({"fig8": mnist_only}, {})) == HOLDS
+    assert verdict("q6_option1_superior", READ["q6_option1_superior"]({"fig8": mnist_only}, {})) == HOLDS
     fig9 = pd.concat([run("fig9", "FedADMM", np.full(21, a + 0.01 * seed * (r2 != 0.01)), ds=ds, partition="label_shards",
                           rho=0.01, rho_2=r2, rho_switch=10, seed=seed)
                       for seed in (0, 1, 2) for ds in ("mnist", "cifar10") for r2, a in ((0.01, 0.5), (0.1, 0.6), (1.0, 0.4))])
@@ -385,9 +390,11 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
                 {c["problem"]["m"] for c in zero if c not in q} == {1000}, e
             continue
         assert zero == q, e
+    from fedrepro.claims.evaluate import check_name
+
     claims = load_claims("fedadmm_gong")
     validate_claims(claims, "fedadmm_gong")
-    assert {c["check"] for c in claims} <= set(C.CHECKS)
+    assert {check_name(c) for c in claims} <= set(checks("fedadmm_gong"))
     assert len(claims) >= 30
     used = {e for c in claims for e in c.get("experiments", [])}
     # issue #25: the early code is tested against Option II (Fig. 8), and Algorithm 1 as printed runs beside
@@ -395,10 +402,14 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     assert {"fig8_sequential", "table3_alg1", "scaling_alg1", "fig10_alg1"} <= used
     by_id = {c["id"]: c for c in claims}
     for c in claims:
-        if c["check"] in C.ALG1_CHECKS:
+        if c.get("check") in C.ALG1_CHECKS:
             twin = by_id[c["id"] + "_alg1"]
             assert twin["check"] == c["check"] + "_alg1" and twin["source"] == c["source"], c["id"]
             assert "Algorithm 1 as printed" in twin["text"]
+        elif c.get("reading", {}).get("frame") in ("table3", "table3_fedsgd", "scaling", "fig10"):
+            twin = by_id[c["id"] + "_alg1"]                # the same reading on the view of Algorithm 1's runs
+            assert twin["reading"] == {**c["reading"], "frame": c["reading"]["frame"] + "_alg1"}, c["id"]
+            assert twin["source"] == c["source"] and "Algorithm 1 as printed" in twin["text"]
     for c in claims:                                    # one quick seed decides no noisy statement
         if c["kind"] == "paper":
             assert "quick" not in c["testable_at"], c["id"]
@@ -479,7 +490,7 @@ def test_swept_learning_rates_are_tuned_per_setting(tmp_path):
     df = tidy(frames["table3"])
     picked = runs_of(df[df["setting"] == TABLE3_COLUMNS[0]], "FedAvg")
     assert set(picked["lr"]) == {0.2} and rtt(picked)["rounds"] == 4
-    out = C.table3_fedadmm_fewest(frames, {})
+    out = READ["q1_table3_fedadmm_fewest"](frames, {})
     assert [list(r.values) for r in out.value] == [[1.0, 1.0]] * 4           # the tuned FedAvg (4 rounds) now wins
     assert verdict("q1_table3_fedadmm_fewest", out) == FAILS
     F.table3(frames, {}, tmp_path / "t3")
@@ -548,14 +559,14 @@ def test_difference_claims_are_paired_by_seed_and_can_fail():
                           eta=eta, setting=s, seed=seed)
                       for s, a15 in (("MNIST non-IID", 0.5), ("CIFAR-10 non-IID", 0.7))
                       for eta, a in ((1.0, 0.6), (1.5, a15)) for seed in (0, 1, 2)])
-    out = C.eta15_worse_noniid({"fig6_constant": fig6}, {})
+    out = READ["q4_eta15_stalls_noniid"]({"fig6_constant": fig6}, {})
     # a seed effect of 2 pp shared by the two series cancels in the paired difference
     assert [list(np.round(r.values, 6)) for r in out.value] == [[-10.0] * 3, [10.0] * 3]
     assert verdict("q4_eta15_stalls_noniid", out) == FAILS
     t4 = pd.concat([run("table4", "FedADMM", np.full(21, a), partition=p, E=E, seed=seed)
                     for p, a10 in (("iid", 0.8), ("label_shards", 0.3)) for E, a in ((1, 0.4), (10, a10))
                     for seed in (0, 1)])
-    out = C.fig7_final_grows_with_e({"table4": t4}, {})
+    out = READ["fig7_larger_e_higher_accuracy"]({"table4": t4}, {})
     assert [r.values[0] for r in out.value] == pytest.approx([40.0, -10.0])
     assert verdict("fig7_larger_e_higher_accuracy", out) == FAILS
 
@@ -567,16 +578,16 @@ def test_eta_claims_read_the_iid_panel_and_the_schedule():
     early = C.eta05_slower_early_iid({"fig6_constant": iid}, {})
     assert early.value.values == pytest.approx([20.0] * 3)
     assert verdict("q4_eta05_slower_early_iid", early) == HOLDS
-    sim = C.eta_iid_similar({"fig6_constant": iid}, {})
+    sim = READ["fig6_iid_eta_similar"]({"fig6_constant": iid}, {})
     assert [r.values[0] for r in sim.value] == pytest.approx([-1.0, -0.5])
     assert verdict("fig6_iid_eta_similar", sim) == HOLDS
     far = iid.copy()
     far.loc[far["params"].str.contains('"eta": 1.5'), "test_accuracy"] -= 0.1
-    assert verdict("fig6_iid_eta_similar", C.eta_iid_similar({"fig6_constant": far}, {})) == FAILS
+    assert verdict("fig6_iid_eta_similar", READ["fig6_iid_eta_similar"]({"fig6_constant": far}, {})) == FAILS
     sched = pd.concat([run("fig6_schedule", "FedADMM", np.full(21, 0.83) + 0.001 * seed, ds="mnist", partition="iid",
                            eta=eta, eta_2=0.5, eta_switch=10, setting="MNIST IID", seed=seed)
                        for eta in (1.0, 1.5) for seed in (0, 1, 2)])
-    out = C.eta_switch_helps({"fig6_constant": iid, "fig6_schedule": sched}, {})
+    out = READ["fig6_eta_decrease_helps"]({"fig6_constant": iid, "fig6_schedule": sched}, {})
     assert [r.values[0] for r in out.value] == pytest.approx([2.0, 2.5])
     assert verdict("fig6_eta_decrease_helps", out) == HOLDS
 
@@ -597,15 +608,15 @@ def test_table5_claims_read_fedprox_rho_per_cell():
                         parts.append(run("table5", "FedProx", ramp(reach[(ds, rho)](seed), ds=ds), ds=ds, m=m,
                                          partition=p, seed=seed, rho=rho))
     frames = {"table5": pd.concat(parts, ignore_index=True)}
-    best = C.table5_fedadmm_best(frames, {})       # FMNIST m = 200: FedADMM and FedProx rho=0.01 tie (4 / 5 rounds)
+    best = READ["q7_table5_fedadmm_best"](frames, {})   # FMNIST m = 200: FedADMM and FedProx rho=0.01 tie (4 / 5 rounds)
     assert len(best.value) == 8 and verdict("q7_table5_fedadmm_best", best) != HOLDS
-    flips = C.table5_best_rho_flips(frames, {})    # FMNIST: 8 - (4 + s % 2); MNIST: (15 + s % 2) - 10
+    flips = READ["table5_best_rho_flips"](frames, {})    # FMNIST: 8 - (4 + s % 2); MNIST: (15 + s % 2) - 10
     assert [list(r.values) for r in flips.value] == [[4, 3, 4], [4, 3, 4], [5, 6, 5], [5, 6, 5]]
     assert verdict("table5_best_rho_flips", flips) == HOLDS
-    mono = C.table5_prox_not_monotone(frames, {})  # min(15 + s % 2, 10) - (5 + s % 2)
+    mono = READ["table5_prox_not_monotone"](frames, {})  # min(15 + s % 2, 10) - (5 + s % 2)
     assert [list(r.values) for r in mono.value] == [[5, 4, 5], [5, 4, 5]]
     assert verdict("table5_prox_not_monotone", mono) == HOLDS
-    grows = C.table5_fedadmm_noniid_improves_with_m(frames, {})   # (4 + s % 2) - 2 rounds
+    grows = READ["table5_fedadmm_noniid_improves_with_m"](frames, {})   # (4 + s % 2) - 2 rounds
     assert [list(r.values) for r in grows.value] == [[2, 3, 2], [2, 3, 2]]
     assert verdict("table5_fedadmm_noniid_improves_with_m", grows) == HOLDS
 
@@ -617,9 +628,9 @@ def test_eta1_consistent_reads_never_the_worst_step_size_in_any_panel():
     df = pd.concat([run("fig6_constant", "FedADMM", np.full(21, acc[eta]) + 0.002 * seed, ds="mnist", partition=p,
                         eta=eta, setting=name, seed=seed)
                     for name, p, acc in panels for eta in (0.5, 1.0, 1.5) for seed in (0, 1, 2)])
-    out = C.eta1_never_worst({"fig6_constant": df}, {})
+    out = READ["fig6_eta1_consistent"]({"fig6_constant": df}, {})
     assert [r.values[0] for r in out.value] == pytest.approx([1.0, 14.0])   # pp above the worse other eta
     assert verdict("fig6_eta1_consistent", out) == HOLDS
     worst = df.copy()
     worst.loc[worst["params"].str.contains('"eta": 1.0') & (worst["setting"] == "MNIST IID"), "test_accuracy"] -= 0.05
-    assert verdict("fig6_eta1_consistent", C.eta1_never_worst({"fig6_constant": worst}, {})) == FAILS
+    assert verdict("fig6_eta1_consistent", READ["fig6_eta1_consistent"]({"fig6_constant": worst}, {})) == FAILS

@@ -1,5 +1,5 @@
 """The query layer's primitives added for fedadmm_gong's checks (issue #42): mean_of, explain, outcome,
-outcome_of, against_paper."""
+outcome_of, against_paper; reaches and the measure kinds reaches, percent."""
 import pytest
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
@@ -52,3 +52,32 @@ def test_against_paper_ratios_on_log_scale():
     assert out.detail == "A: 20.0+, 10.0 (paper 10); B: 20.0+, 10.0 (paper None); C:  (paper 5) (n)"
     none = against_paper([("B", ours, None)], "rounds")
     assert isinstance(none, NotTestable) and "no cell" in none.reason
+
+
+def test_reaches_level_of_the_run_from_start_with_slack():
+    import pandas as pd
+
+    from fedrepro.claims.query import MEASURE_KINDS, measure, quantity, reaches
+    df = pd.DataFrame({"seed": [0] * 4 + [1] * 4 + [1] * 4, "round": [0, 1, 2, 3] * 3,
+                       "acc": [0.9, 0.2, 0.5, 0.8, 0.1, 0.3, 0.4, 0.5, 0.1, 0.5, 0.6, 0.7], "target": 0.5})
+    r = reaches(df, "acc", "target", start=1, slack=1e-12)
+    assert list(r.v) == [2.0, 2.0] and not r.lb.any()              # seed 1: mean of its two rows per round
+    assert list(reaches(df, "acc", "target").v) == [0.0, 2.0]       # without start, round 0 counts
+    high = reaches(df.assign(target=0.95), "acc", "target", start=1)
+    assert list(high.v) == [4.0, 4.0] and high.lb.all()              # never reached: last round + 1, a lower bound
+    assert reaches(df.iloc[0:0], "acc", "target") is EMPTY and reaches(None, "acc", "target") is EMPTY
+    spec = {"reaches": "acc", "level": "target", "start": 1, "slack": 1e-12}
+    assert list(measure(df, spec).v) == list(r.v) and "reaches" in MEASURE_KINDS
+    two = pd.concat([df.assign(g="a"), df.assign(g="b", acc=df["acc"] + 0.3)], ignore_index=True)
+    best = quantity(two, {**spec, "best": "lowest", "among": "g"})     # per replicate, the fewer rounds of a, b
+    assert list(best.v) == [1.0, 1.0] and list(quantity(two, {**spec, "where": {"g": "a"}}).v) == [2.0, 2.0]
+
+
+def test_percent_kind_is_final_in_percent():
+    import pandas as pd
+
+    from fedrepro.claims.query import final, measure
+    df = pd.DataFrame({"seed": [0, 0, 0, 1, 1, 1], "round": [1, 2, 3] * 2, "acc": [0.1, 0.2, 0.4, 0.5, 0.6, 0.9]})
+    p = measure(df, {"percent": "acc", "tail": 2})
+    assert list(p.v) == list(final(df, "acc", 2).scaled(100).v) == pytest.approx([30.0, 75.0])
+    assert list(measure(df, {"percent": "acc"}).v) == pytest.approx([40.0, 90.0])

@@ -287,10 +287,19 @@ def _gap(rows, spec, by, x):
     return informative_gap(rows, spec["gap"], spec["minus"])
 
 
+def _reaches(rows, spec, by, x):
+    start, slack = float(spec.get("start", -np.inf)), float(spec.get("slack", 0.0))
+    return reaches(rows, spec["reaches"], spec["level"], start, slack, by, x)
+
+
+def _percent(rows, spec, by, x):
+    return final(rows, spec["percent"], int(spec.get("tail", 1)), by, x).scaled(100)
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
-                 "lowest_share": _lowest_share, "gap": _gap}
+                 "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
@@ -733,9 +742,22 @@ def informative_gap(rows, a: Mapping, b: Mapping) -> PerSeed:
     return informative(quantity(rows, a) - quantity(rows, b))
 
 
+def reaches(df, metric: str, level: str, start: float = -np.inf, slack: float = 0.0, by: str = "seed",
+            x: str = "round") -> PerSeed:
+    """Per replicate: the first ``x >= start`` at which the replicate's metric (the mean of its rows at that ``x``)
+    reaches the level of the run, the column ``level`` of its first row (e.g. the target of the model run), less
+    ``slack``: :func:`rounds_to`, a run that never gets there a lower bound. The measure kind
+    ``{reaches: metric, level: column, start: 1, slack: 1e-12}``; ``{percent: metric, tail: 5}`` is
+    :func:`final` in percent."""
+    if df is None or df.empty:
+        return EMPTY
+    curve = df[df[x] >= start].groupby([by, x], as_index=False)[metric].mean()
+    return rounds_to(curve, metric, float(df[level].iloc[0]) - slack, by=by, x=x)
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
-           "memo_frame", "beside", "listing", "informative_gap"]
+           "memo_frame", "beside", "listing", "informative_gap", "reaches"]

@@ -1,19 +1,8 @@
-"""Checks of the FedADMM (Gong et al.) paper's statements (spec 003 §6, §8.3 Q1-Q8) from our runs.
-
-Every check takes ``(frames, summaries)`` and returns per-seed :class:`Replicates` in an :class:`Outcome`
-(a list of them for a statement "in every case": the engine applies Bonferroni), a :class:`NotTestable`,
-or None when its experiments are absent. The compared series are paired by seed (every method of an
-experiment shares the seed's partition, initial model and client-selection stream) by
-:mod:`fedrepro.claims.query`, which carries bounds through differences, ratios and extremes.
-
-Per seed, *final accuracy* is the mean of the test-accuracy curve over its last :data:`TAIL` evaluated
-rounds, so that one noisy round does not decide an ordering; *rounds to target* the first round >= 1 at
-which the curve reaches the target of the model run (:mod:`analysis`); a run that never reaches it
-within its T rounds counts T + 1, a **lower bound**, so that a capped run never counts as a value: a
-claim that needs the other side stays undecided ("a higher round cap would decide it"). The "best
-baseline" of a seed is the baseline best in that seed, FedProx at its best ρ where ρ is swept (Table III
-at paper scale), baselines at their tuned learning rate where the lr is swept (:func:`analysis.runs_of`).
-"""
+"""Checks of the FedADMM (Gong et al.) paper's statements (spec 003 §6, §8.3 Q1-Q8) that need code, and the views
+of its readings written as data (claims.yaml). Values per seed, paired by seed (:mod:`fedrepro.claims.query`):
+*final accuracy* the mean over the last :data:`TAIL` evaluated rounds (%); *rounds to target* the first round >= 1
+reaching the model run's target (:mod:`analysis`), T + 1 and a lower bound when never reached; the *best baseline*
+of a seed the best in that seed, at the tuned lr (:func:`analysis.runs_of`), FedProx at its best ρ in Table III."""
 from __future__ import annotations
 
 import json
@@ -24,21 +13,20 @@ import pandas as pd
 
 from fedrepro.claims import Outcome, Replicates
 from fedrepro.claims.query import (EMPTY, PerSeed, against_paper, explain, extreme, final, mean_of, mean_over,
-                                   outcome, outcome_of, rounds_to)
+                                   outcome, outcome_of, rounds_to, select)
 from fedrepro.papers.fedadmm_gong.analysis import (ALG1, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4,
                                                    PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS, best_prox,
-                                                   for_variant, layout, runs_of, sub_target, table6_frame, tidy)
+                                                   for_variant, layout, runs_of, sub_target, table6_frame, target,
+                                                   tidy)
 
 TAIL = 5
 PAPER_FEDSGD_SPEEDUP = [29.7, 7.6, 25.1, 20.7, 130.0, 75.7, 26.6, 22.4]   # Table III, FedADMM row
 T5_CELLS = ((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards"))
 BOUND_NOTE = " ('+': a lower bound, the run hit its round cap; '-': an upper bound)"
-VS_BEST = "{}: FedADMM − best baseline, pp"
 CHECKS: dict = {}
 
 
-# Experiments where FedADMM runs as the early code and, in their ``<exp>_alg1`` twins, as Algorithm 1 as
-# printed (FIDELITY GO-15): every check of them is reported for both (:func:`alg1`).
+# FedADMM as the early code and, in the ``<exp>_alg1`` twins, as Algorithm 1 as printed (GO-15; :func:`alg1`)
 VARIANT_EXPERIMENTS = ("table3", "scaling", "fig10")
 
 
@@ -49,9 +37,7 @@ class _VariantFrames(dict):
 
 
 def _df(frames, *exps):
-    """The tidy rows of ``exps``. Where FedADMM variants compete (:data:`VARIANT_EXPERIMENTS`), FedADMM
-    is the frames' variant (Algorithm 1 under :func:`alg1`; else the early code when it ran, or the one
-    variant present), every row judged by that variant's targets."""
+    """The tidy rows of ``exps``; in :data:`VARIANT_EXPERIMENTS` FedADMM as the frames' variant (or the early code)."""
     parts = [tidy(frames[e]) for e in exps if frames.get(e) is not None and not frames[e].empty]
     if not parts:
         return None
@@ -63,32 +49,32 @@ def _df(frames, *exps):
     return df
 
 
+def _alg1_frames(frames) -> _VariantFrames:
+    """The frames with FedADMM's runs of each ``<exp>_alg1`` (Algorithm 1 as printed) instead (None: no twin)."""
+    out = _VariantFrames(frames)
+    for exp in VARIANT_EXPERIMENTS:
+        base, twin = frames.get(exp), frames.get(f"{exp}_alg1")
+        if base is None:
+            continue
+        if twin is None or twin.empty:
+            out[exp] = None
+            continue
+        out[exp] = pd.concat([base[base["algorithm"] != "fedadmm_gong"], twin], ignore_index=True, sort=False)
+    return out
+
+
 def alg1(check):
-    """``check`` for Algorithm 1 as printed (Option I) instead of the early code: each experiment of
-    :data:`VARIANT_EXPERIMENTS` becomes its baselines plus the FedADMM runs of ``<exp>_alg1`` (same
-    seeds, so the same partitions, initial models and client selections: paired by seed). None (not
-    run) when a twin is absent."""
+    """``check`` for Algorithm 1 as printed (Option I) instead of the early code (:func:`_alg1_frames`)."""
     def run(frames, summaries):
-        out = _VariantFrames(frames)
-        for exp in VARIANT_EXPERIMENTS:
-            base, twin = frames.get(exp), frames.get(f"{exp}_alg1")
-            if base is None:
-                continue
-            if twin is None or twin.empty:
-                out[exp] = None
-                continue
-            out[exp] = pd.concat([base[base["algorithm"] != "fedadmm_gong"], twin], ignore_index=True, sort=False)
-        return check(out, summaries)
+        return check(_alg1_frames(frames), summaries)
     run.__name__ = f"{check.__name__}_alg1"
     run.__doc__ = f"Algorithm 1 as printed (Option I; ``<exp>_alg1``): {check.__doc__ or check.__name__}"
     return run
 
 
 def check(*exps, label: str = "{}", unit: str = " pp", note: str = "", scale: str = "linear"):
-    """Registers in :data:`CHECKS` the check made of ``parts(df, ...)``, given the tidy rows of each of
-    ``exps`` (:func:`_df`; None when one is absent). A list ``[(label, per-seed values)]`` becomes the
-    outcome (:func:`~fedrepro.claims.query.outcome_of` with ``label``, ``unit``, ``note``); anything else
-    is the result as it is."""
+    """Registers ``parts(df, ...)`` of the tidy rows of ``exps`` (None when one is absent) in :data:`CHECKS`; a list
+    ``[(label, PerSeed)]`` becomes :func:`~fedrepro.claims.query.outcome_of` with ``label``, ``unit``, ``note``."""
     def wrap(parts):
         def run(frames, summaries):
             dfs = [_df(frames, e) for e in exps]
@@ -109,8 +95,7 @@ def finals(sub: pd.DataFrame) -> PerSeed:
 
 
 def seed_rounds(sub: pd.DataFrame) -> PerSeed:
-    """Per seed: the first round >= 1 whose accuracy reaches the target of the model run; T + 1 and a
-    lower bound when not reached."""
+    """Per seed: the first round >= 1 reaching the model run's target (T + 1, a lower bound, when not reached)."""
     if sub.empty:
         return EMPTY
     curve = sub[sub["round"] >= 1].groupby(["seed", "round"], as_index=False)["acc"].mean()
@@ -148,10 +133,6 @@ def _gap(sub) -> PerSeed:
     return finals(runs_of(sub, "FedADMM")) - best
 
 
-def _eta(sub, eta):
-    return sub[np.isclose(sub["eta"], eta)]
-
-
 # ---- Table III: rounds to target ----------------------------------------------------------------------
 def _table3(df):
     """``[(column, rows)]`` of the Table III columns present."""
@@ -159,22 +140,10 @@ def _table3(df):
     return [(c, df[df["setting"] == c]) for c in TABLE3_COLUMNS if c in present]
 
 
-@check("table3", label="{}: FedADMM − best baseline rounds", unit=" rounds", note=BOUND_NOTE)
-def table3_fedadmm_fewest(df):
-    """Per Table III column: FedADMM's rounds minus the best baseline's (per seed), < 0 everywhere."""
-    return [(s, _admm_rounds(sub) - _best_rounds(sub, "best")) for s, sub in _table3(df)]
-
-
 def _speedups(df, sgd):
     """Per Table III column with FedSGD runs: FedSGD's rounds over FedADMM's (per seed)."""
     return [(s, seed_rounds(g).ratio(_admm_rounds(sub))) for s, sub in _table3(df)
             for g in [sgd[sgd["setting"] == s]] if not g.empty]
-
-
-@check("table3", "table3_fedsgd", label="{}: FedSGD / FedADMM rounds", unit="×", note=BOUND_NOTE, scale="log")
-def table3_fedsgd_speedup(df, sgd):
-    """Per Table III column: FedSGD's rounds over FedADMM's (FedADMM's speedup relative to FedSGD), > 1."""
-    return _speedups(df, sgd)
 
 
 @check("table3")
@@ -192,8 +161,7 @@ def table3_fedsgd_speedup_paper(df, sgd):
 
 
 def _reduction_over_columns(df, how: str, label: str):
-    """Per seed: FedADMM's reduction of rounds over the best baseline (%), reduced over Table III's
-    columns by ``how`` ("mean" or "max")."""
+    """Per seed: FedADMM's reduction of rounds over the best baseline (%), over the columns by ``how``."""
     reds = [(s, _admm_rounds(sub).reduction(_best_rounds(sub, "best"))) for s, sub in _table3(df)]
     if not reds:
         return None
@@ -241,23 +209,20 @@ def _growth(df, ds, part, measure) -> tuple[str, PerSeed] | None:
 
 @check("scaling", label="{}: reduction growth, pp", note=BOUND_NOTE)
 def reduction_grows_with_m(df):
-    """Fig. 4 panels: per seed, FedADMM's reduction of rounds over the best baseline at the largest m
-    minus at the smallest (pp of reduction), > 0."""
+    """Fig. 4 panels: FedADMM's reduction of rounds over the best baseline, largest m minus smallest (pp)."""
     reduction = lambda sub: _admm_rounds(sub).reduction(_best_rounds(sub))  # noqa: E731
     return [g for ds, part in layout()["fig4_partition"].items() if (g := _growth(df, ds, part, reduction))]
 
 
 @check("scaling", label="{}: margin growth, pp")
 def gap_grows_with_m(df):
-    """Fig. 3 panels: per seed, FedADMM's final-accuracy margin over the best baseline at the largest m
-    minus at the smallest (pp), > 0."""
+    """Fig. 3 panels: FedADMM's final-accuracy margin over the best baseline, largest m minus smallest (pp)."""
     return [g for ds, part in layout()["fig3_partition"].items() if (g := _growth(df, ds, part, _gap))]
 
 
 @check("scaling")
 def growth_larger_noniid(df):
-    """Per dataset: the margin growth with m (as :func:`gap_grows_with_m`) in the non-IID split minus
-    in the IID split (pp), > 0."""
+    """Per dataset: the margin growth with m (:func:`gap_grows_with_m`), non-IID minus IID (pp)."""
     reps, parts = [], []
     for ds in ("fashion_mnist", "cifar10"):
         a, b = _growth(df, ds, "label_shards", _gap), _growth(df, ds, "iid", _gap)
@@ -267,27 +232,9 @@ def growth_larger_noniid(df):
     return outcome(reps, detail=explain(parts, " pp"))
 
 
-@check("scaling", label=VS_BEST)
-def fig5_fedadmm_best(df):
-    """Fig. 5 (m = 200): per panel FedADMM's final accuracy minus the best baseline's (pp), > 0."""
-    df = df[df["m"] == 200]
-    panels = [(f"{DATASETS[d]} {PARTITIONS[p]}", df[(df["ds"] == d) & (df["partition"] == p)])
-              for d in ("fashion_mnist", "cifar10") for p in ("iid", "label_shards")]
-    return [(lab, _gap(sub)) for lab, sub in panels if not sub.empty]
-
-
-def _fig10_gaps(df):
-    return [(DATASETS[d], _gap(df[df["ds"] == d])) for d in ("fashion_mnist", "cifar10") if not df[df["ds"] == d].empty]
-
-
-@check("fig10", label=VS_BEST)
-def fig10_fedadmm_best(df):
-    return _fig10_gaps(df)
-
-
 @check("fig10")
 def fig10_especially_cifar(df):
-    parts = dict(_fig10_gaps(df))
+    parts = {DATASETS[d]: _gap(df[df["ds"] == d]) for d in ("fashion_mnist", "cifar10") if not df[df["ds"] == d].empty}
     if len(parts) < 2:
         return None
     d = parts["CIFAR-10"] - parts["FMNIST"]
@@ -296,20 +243,6 @@ def fig10_especially_cifar(df):
 
 
 # ---- Fig. 6: server step --------------------------------------------------------------------------------
-@check("fig6_constant", label="{}: η=1 − η=1.5, pp")
-def eta15_worse_noniid(df):
-    return [(panel, finals(_eta(sub, 1.0)) - finals(_eta(sub, 1.5)))
-            for panel, sub in df[df["partition"] == "label_shards"].groupby("setting")]
-
-
-@check("fig6_constant", label="{}: η=1 − worse of η=0.5, 1.5, pp")
-def eta1_never_worst(df):
-    """Every Fig. 6 row-1 panel (IID and non-IID): per seed, η = 1's final accuracy minus the worse of
-    η = 0.5's and η = 1.5's (pp), > 0: the nominal value is not the worst choice in any case."""
-    return [(panel, finals(_eta(sub, 1.0)) - extreme([finals(_eta(sub, e)) for e in (0.5, 1.5)], lowest=True))
-            for panel, sub in df.groupby("setting")]
-
-
 @check("fig6_constant")
 def eta05_slower_early_iid(df):
     """IID panel: mean accuracy over the first quarter of the rounds, η = 1 minus η = 0.5 (pp)."""
@@ -317,57 +250,13 @@ def eta05_slower_early_iid(df):
     if sub.empty:
         return None
     k = max(1, int(sub["round"].max()) // 4)
-    d = mean_over(_eta(sub, 1.0), "acc", 1, k).scaled(100) - mean_over(_eta(sub, 0.5), "acc", 1, k).scaled(100)
+    d = mean_over(select(sub, eta=1.0), "acc", 1, k).scaled(100) - mean_over(select(sub, eta=0.5), "acc", 1,
+                                                                             k).scaled(100)
     return outcome(d.rep(f"mean accuracy over rounds 1-{k}, η=1 − η=0.5, pp"), detail=f"per seed {d.show()} pp")
 
 
-@check("fig6_constant", label="{}, pp")
-def eta_iid_similar(df):
-    """IID panel: final accuracy of η = 0.5 and η = 1.5 minus η = 1 (pp), each within the tolerance."""
-    sub = df[df["partition"] == "iid"]
-    if sub.empty:
-        return None
-    return [(f"η={e:g} − η=1", finals(_eta(sub, e)) - finals(_eta(sub, 1.0))) for e in (0.5, 1.5)]
-
-
-@check("fig6_constant", "fig6_schedule", label="{}, pp")
-def eta_switch_helps(const, sched):
-    """Fig. 6 row 2: per panel and starting η, the schedule η -> 0.5 minus constant η (final accuracy, pp)."""
-    parts = []
-    for panel, sub in sched.groupby("setting"):
-        c = const[const["setting"] == panel]
-        for eta in sorted(sub["eta"].unique()):
-            if not _eta(c, eta).empty:
-                parts.append((f"{panel}: η={eta:g}→{float(sub['eta_2'].dropna().iloc[0]):g} − constant η={eta:g}",
-                              finals(_eta(sub, eta)) - finals(_eta(c, eta))))
-    return parts
-
 
 # ---- Table IV / Fig. 7: local epochs --------------------------------------------------------------------
-def _e_ends(df, measure, larger_first: bool):
-    """Per Table IV row: ``measure`` (per seed) at one end of the E grid minus at the other (the larger E
-    first when ``larger_first``)."""
-    parts = []
-    for (ds, part), sub in df.groupby(["ds", "partition"]):
-        Es = sorted(sub["E"].unique())
-        a, b = (Es[-1], Es[0]) if larger_first else (Es[0], Es[-1])
-        parts.append((f"{DATASETS[ds]} {PARTITIONS[part]}: E={a} − E={b}",
-                      measure(sub[sub["E"] == a]) - measure(sub[sub["E"] == b])))
-    return parts
-
-
-@check("table4", label="{} rounds", unit=" rounds", note=BOUND_NOTE)
-def table4_rounds_fall_with_e(df):
-    """Per Table IV row: rounds to target at the smallest E minus at the largest (per seed), > 0."""
-    return _e_ends(df, seed_rounds, False)
-
-
-@check("table4", label="{}, pp")
-def fig7_final_grows_with_e(df):
-    """Per Table IV row: final accuracy at the largest E minus at the smallest (per seed, pp), > 0."""
-    return _e_ends(df, finals, True)
-
-
 @check("table4")
 def table4_rounds_paper(df):
     """Table IV's FedADMM rounds (E = 1, 5, 10), per cell as ratios of ours to the paper's."""
@@ -380,110 +269,21 @@ def table4_rounds_paper(df):
     return against_paper(cells, "rounds", BOUND_NOTE)
 
 
-# ---- Fig. 8: Option I vs II -----------------------------------------------------------------------------
-def _fig8_panels(df):
-    """``[(label, rows)]`` per Fig. 8 panel and η."""
-    return [(f"{DATASETS[ds]} {PARTITIONS[part]} η={eta:g}", sub)
-            for (ds, part, eta), sub in df.groupby(["ds", "partition", "eta"])]
-
-
-@check("fig8", label="{}: Option I − Option II, pp")
-def option1_ge_option2(df):
-    return [(lab, finals(sub[sub["local_init"] == "local"]) - finals(sub[sub["local_init"] == "global"]))
-            for lab, sub in _fig8_panels(df)]
-
-
-@check("fig8", "fig8_sequential", label="{}: early code − Option II, pp")
-def early_code_ge_option2(df, seq):
-    """Fig. 8 against the algorithm the paper ran (GO-15): per panel and η, the early code's final
-    accuracy (``fig8_sequential``) minus Option II's (``fig8``, the authors' HEAD code), > 0."""
-    parts = []
-    for lab, sub in _fig8_panels(df[df["local_init"] == HEAD]):
-        ds, part, eta = sub["ds"].iloc[0], sub["partition"].iloc[0], sub["eta"].iloc[0]
-        early_runs = seq[(seq["ds"] == ds) & (seq["partition"] == part) & np.isclose(seq["eta"], eta)]
-        if not early_runs.empty:
-            parts.append((lab, finals(early_runs) - finals(sub)))
-    return parts
-
-
 # ---- Table V: FedProx's ρ -------------------------------------------------------------------------------
-M200 = ((200, "iid"), (200, "label_shards"))
-
-
-def _t5(df, ds, m, part):
-    """The label and the rows of Table V's cell (dataset, m, partition)."""
-    return f"{DATASETS[ds]} m={m} {PARTITIONS[part]}", df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == part)]
-
-
-def _t5_cells(df, cells=T5_CELLS, datasets=("mnist", "fashion_mnist")):
-    """``[(ds, k, label, rows)]`` of the Table V cells present (``k``: the cell's index in ``cells``)."""
-    return [(ds, k, *cell) for ds in datasets for k, (m, part) in enumerate(cells)
-            if not (cell := _t5(df, ds, m, part))[1].empty]
-
-
-def _prox(sub, rho):
-    """Per seed: the rounds to target of FedProx at ``rho``."""
-    return seed_rounds(sub[(sub["method"] == "FedProx") & np.isclose(sub["prox_rho"], rho)])
-
-
-@check("table5", label="{}: FedADMM − best FedProx rounds", unit=" rounds", note=BOUND_NOTE)
-def table5_fedadmm_best(df):
-    """Per Table V cell: FedADMM's rounds minus the best FedProx ρ's (per seed), < 0."""
-    return [(cell, seed_rounds(sub[sub["method"] == "FedADMM"])
-             - extreme([_prox(sub, r) for r in sorted(sub["prox_rho"].dropna().unique())], lowest=True))
-            for _, _, cell, sub in _t5_cells(df)]
-
-
-def _flip(ds, k, cell, sub):
-    small, others = _prox(sub, 0.01), [_prox(sub, r) for r in (0.1, 1.0)]
-    if ds == "fashion_mnist":
-        return f"{cell}: fewest rounds of other ρ − ρ=0.01's", extreme(others, lowest=True) - small
-    return f"{cell}: ρ=0.01's rounds − most of other ρ", small - extreme(others, lowest=False)
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_best_rho_flips(df):
-    """m = 200: FedProx ρ = 0.01 is the best ρ on FMNIST and the worst on MNIST in Table V's quantity, rounds
-    to the target (per seed; a seed that never reaches counts as a bound): FMNIST components the fewer of
-    ρ = 0.1, 1's rounds minus ρ = 0.01's; MNIST components ρ = 0.01's rounds minus the more of ρ = 0.1, 1's;
-    all > 0."""
-    return [_flip(*c) for c in _t5_cells(df, M200, ("fashion_mnist", "mnist"))]
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_prox_not_monotone(df):
-    """MNIST, m = 200 (Table V's non-monotone cells): FedProx ρ = 0.1 needs fewer rounds to the target than
-    both ρ = 0.01 and ρ = 1 (per seed, the fewer of their rounds minus ρ = 0.1's), > 0."""
-    return [(f"{cell}: fewest rounds of ρ=0.01, 1 − ρ=0.1's",
-             extreme([_prox(sub, r) for r in (0.01, 1.0)], lowest=True) - _prox(sub, 0.1))
-            for _, _, cell, sub in _t5_cells(df, M200, ("mnist",))]
-
-
-@check("table5", unit=" rounds", note=BOUND_NOTE)
-def table5_fedadmm_noniid_improves_with_m(df):
-    """Table V's FedADMM non-IID rows: rounds to the target at m = 200 minus at m = 500 (per seed), > 0."""
-    parts = []
-    for ds in ("mnist", "fashion_mnist"):
-        (_, a), (_, b) = _t5(df, ds, 200, "label_shards"), _t5(df, ds, 500, "label_shards")
-        a, b = a[a["method"] == "FedADMM"], b[b["method"] == "FedADMM"]
-        if not a.empty and not b.empty:
-            parts.append((f"{DATASETS[ds]} non-IID: rounds m=200 − m=500", seed_rounds(a) - seed_rounds(b)))
-    return parts
-
-
 @check("table5")
 def table5_fedadmm_rounds_paper(df):
     """Table V's FedADMM row (3/29/5/14 MNIST, 2/13/2/9 FMNIST), per cell ours/paper."""
-    cells = [(cell, seed_rounds(g), PAPER_TABLE5.get((ds, "FedADMM"), [None] * 4)[k])
-             for ds, k, cell, sub in _t5_cells(df) if not (g := sub[sub["method"] == "FedADMM"]).empty]
+    cells = [(f"{DATASETS[ds]} m={m} {PARTITIONS[part]}", seed_rounds(g), PAPER_TABLE5.get((ds, "FedADMM"))[k])
+             for ds in ("mnist", "fashion_mnist") for k, (m, part) in enumerate(T5_CELLS)
+             if not (g := df[(df["ds"] == ds) & (df["m"] == m) & (df["partition"] == part)
+                             & (df["method"] == "FedADMM")]).empty]
     return against_paper(cells, "FedADMM rounds", BOUND_NOTE)
 
 
 # ---- Fig. 9: ρ schedule ---------------------------------------------------------------------------------
 @check("fig9", label="{}, pp")
 def rho_increase_helps(df):
-    """Per panel and raised value ρ_2 (the paper does not say which: every tested one), final accuracy of
-    ρ = 0.01 -> ρ_2 minus constant ρ = 0.01 (pp), > 0."""
+    """Per panel and (every tested) raised ρ_2: final accuracy of ρ = 0.01 -> ρ_2 minus constant ρ = 0.01 (pp)."""
     parts = []
     for ds, sub in df.groupby("ds"):
         r2 = sub["rho_2"].astype(float)
@@ -498,13 +298,8 @@ def rho_increase_helps(df):
 # ---- checks of our configuration (kind: check) ------------------------------------------------------------
 @check("table3")
 def table3_local_computation(df):
-    """FedADMM's local computation relative to FedAvg's, per Table III column and seed: per-sample
-    gradients (trace ``local_samples``) of FedADMM over FedAvg's. FedADMM draws E_i ~ U{1..E}, FedAvg
-    runs E: with equal client sizes the expected ratio is (E+1)/(2E) (0.6 at E = 5, 0.525 at E = 20;
-    the paper rounds it to "50% less"); FedADMM with fixed E (the early code) must do exactly FedAvg's.
-    Passes when every column's ratio lies within 4 standard errors of (E+1)/(2E), the standard error
-    being that of the mean of the N = rounds x |S| draws of E_i (var (E^2 - 1)/12): a test of our
-    configuration, not of the paper."""
+    """Per Table III column, FedADMM's per-sample gradients (``local_samples``) over FedAvg's: within 4 standard
+    errors of (E+1)/(2E) (E_i ~ U{1..E}; N = rounds x |S| draws, var (E^2 - 1)/12), exactly 1 with fixed E."""
     if "local_samples" not in df.columns:
         return None
     rows, ok = [], True
@@ -563,8 +358,56 @@ def table6_cifar_std(frames, summaries):
 
 CHECKS.update({f.__name__: f for f in (table2_counts, table6_fmnist_std, table6_cifar_std)})
 # the checks of Table III, Figs. 3-5 and Fig. 10 once more for Algorithm 1 as printed (GO-15)
-ALG1_CHECKS = ("table3_fedadmm_fewest", "table3_fedsgd_speedup", "table3_fedadmm_rounds_paper",
-               "table3_fedsgd_speedup_paper", "table3_mean_reduction", "table3_max_reduction", "reduction_grows_with_m",
-               "gap_grows_with_m", "growth_larger_noniid", "fig5_fedadmm_best", "fig10_fedadmm_best",
+ALG1_CHECKS = ("table3_fedadmm_rounds_paper", "table3_fedsgd_speedup_paper", "table3_mean_reduction",
+               "table3_max_reduction", "reduction_grows_with_m", "gap_grows_with_m", "growth_larger_noniid",
                "fig10_especially_cifar", "table3_local_computation")
 CHECKS.update({f"{name}_alg1": alg1(CHECKS[name]) for name in ALG1_CHECKS})
+
+
+# ---- views of the readings written as data (claims.yaml ``reading: {frame: <view>}``) ---------------------------
+TUNED = {"table3": ("setting", "best"), "scaling": (["ds", "partition", "m"], "fixed"), "fig10": ("ds", "fixed")}
+
+
+def _tuned(df, exp):
+    """Per Table III column (Fig. 5 panel, Fig. 10 dataset): FedADMM and the baselines at their tuned lr."""
+    keys, prox = TUNED[exp]
+    parts = [g for _, sub in df.groupby(keys) for g in (runs_of(sub, "FedADMM"), *_baseline_runs(sub, prox).values())]
+    return pd.concat(parts, ignore_index=True) if parts else df.iloc[0:0]
+
+
+def _e_ends(df):
+    """Table IV's rows with the ends of their row's E grid (``E_lo``, ``E_hi``) and whether they run there."""
+    g = df.groupby(["ds", "partition"])["E"]
+    lo, hi = g.transform("min"), g.transform("max")
+    return df.assign(E_lo=lo, E_hi=hi, at_lo=df["E"] == lo, at_hi=df["E"] == hi)
+
+
+def _switch(df):
+    """Fig. 6's rows with ``switched`` (a run of the schedule η -> η_2) and ``to`` (η_2 of the panel's schedule)."""
+    switched = df["exp"] == "fig6_schedule"
+    to = df[switched].groupby("panel")["eta_2"].first().astype(float)
+    return df.assign(switched=switched, to=df["panel"].map(to))
+
+
+def _view(*exps, variant: bool = False, then=None):
+    """The view of the tidy rows of ``exps`` (:func:`_df`; :data:`TUNED` ones at their tuned runs; Algorithm 1's with
+    ``variant``) with ``dataset``, ``split`` (as shown), ``panel`` (the setting), ``target`` (the model run's)."""
+    def view(frames, summaries):
+        frames = _alg1_frames(frames) if variant else frames
+        dfs = [_df(frames, e) for e in exps]
+        if any(d is None for d in dfs):
+            return None
+        df = pd.concat([(_tuned(d, e) if e in TUNED else d).assign(exp=e) for d, e in zip(dfs, exps)],
+                       ignore_index=True)
+        df = df.assign(dataset=df["ds"].map(DATASETS), split=df["partition"].map(PARTITIONS), panel=df["setting"],
+                       target=[target(*k) for k in zip(df["ds"], df["family"], df["tvariant"])])
+        return then(df) if then else df
+    return view
+
+
+VIEWS = {name + sfx: _view(*exps, variant=bool(sfx))
+         for name, exps in {"table3": ("table3",), "table3_fedsgd": ("table3", "table3_fedsgd"),
+                            "scaling": ("scaling",), "fig10": ("fig10",)}.items() for sfx in ("", "_alg1")}
+VIEWS.update({e: _view(e) for e in ("fig6_constant", "fig8", "table5")}, table4=_view("table4", then=_e_ends),
+             fig6=_view("fig6_constant", "fig6_schedule", then=_switch),
+             fig8_sequential=_view("fig8", "fig8_sequential"))
