@@ -256,13 +256,22 @@ def test_figures_and_claims_smoke(tmp_path):
 
     all_checks = checks("fedadmm_zhou", ROOT)            # CHECKS and the readings written as data
     assert set(CHECKS) < set(all_checks)
-    values = {name: check(frames, summaries) for name, check in all_checks.items()}
+    claims = load_claims("fedadmm_zhou", ROOT)
+
+    def value(claim):
+        """The claim's check as evaluate calls it: its experiments' frames only, its args."""
+        need = claim["experiments"]
+        return all_checks[check_name(claim)]({e: frames[e] for e in need if e in frames},
+                                             {k: v for k, v in summaries.items() if k.split(".")[0] in need},
+                                             **(claim.get("args") or {}))
+    values = {c["id"]: value(c) for c in claims}
+    assert {check_name(c) for c in claims} == set(all_checks)      # every check serves a claim
     # every claim whose experiments ran gets a value; the others get None
-    for claim in load_claims("fedadmm_zhou", ROOT):
+    for claim in claims:
         if claim["experiments"] and all(e in frames for e in claim["experiments"]):
-            assert values[check_name(claim)] is not None, claim["id"]
+            assert values[claim["id"]] is not None, claim["id"]
         elif claim["experiments"] and not any(e in frames for e in claim["experiments"]):
-            assert values[check_name(claim)] is None, claim["id"]
+            assert values[claim["id"]] is None, claim["id"]
     assert values["fedadmm_parameters"] is True and values["personalization_parameters"] is True
     # the FedADMM k0-trend: one replicate per instance, CR(k0 = 5) - CR(k0 = 1) of the same instance
     r = values["fig2_ls_fedadmm_cr_falls"]
@@ -280,11 +289,13 @@ def test_figures_and_claims_smoke(tmp_path):
         one = tm[tm["repeat"] == rep].set_index("cell")["run_cpu_time"]
         assert t[0].values[rep] == pytest.approx(one[cells[5]] / one[cells[1]])
     # Fig. 5 ratios at the largest m, per repetition
-    f5 = values["fig5_time_ratio_fedavg"]
-    assert isinstance(f5, Replicates) and f5.n == 2
+    f5 = values["fig5_time_fedavg"]
+    assert len(f5) == 1 and isinstance(f5[0], Replicates) and f5[0].n == 2
+    assert f5[0].label == "time FedAvg / FedADMM at m = 12" and f5[0].scale == "log"
     # without the timing pass the time claims say what would decide them
     no_timing = {k: v for k, v in summaries.items() if not k.endswith(".timing")}
-    nt = CHECKS["fig2_time_rises_with_k0"](frames, no_timing)
+    nt = all_checks["reading:fig2_time_rises_with_k0"]({"fig2_ls": frames["fig2_ls"]},
+                                                       {"fig2_ls": no_timing["fig2_ls"]})
     assert isinstance(nt, NotTestable) and "timing_repeats" in nt.reason
     # the claims table evaluates without errors and gives a reason for every row that does not hold
     table = evaluate(load_claims("fedadmm_zhou", ROOT), all_checks, frames, summaries, "fedadmm_zhou", scale="quick")
@@ -535,5 +546,5 @@ def test_fig1_fewest_cr_is_a_reading_over_k0_above_1():
     assert len(r) == 1 and list(r[0].values) == [1.0, 1.0, 1.0]
     # the same runs read over every k0 (Fig. 2's reading, code): k0 = 1 is a loss -> 2/3 per instance
     both = {**s, **_summary("fig2_qot", "k0", rows)}
-    r2 = checks("fedadmm_zhou", ROOT)["fig2_fewest_cr"](both, both)
+    r2 = checks("fedadmm_zhou", ROOT)["reading:fig2_fewest_cr"](both, both)
     assert [list(x.values) for x in r2] == [[2 / 3] * 3] * 2
