@@ -548,3 +548,25 @@ def test_fig1_fewest_cr_is_a_reading_over_k0_above_1():
     both = {**s, **_summary("fig2_qot", "k0", rows)}
     r2 = checks("fedadmm_zhou", ROOT)["reading:fig2_fewest_cr"](both, both)
     assert [list(x.values) for x in r2] == [[2 / 3] * 3] * 2
+
+
+def test_fig5_most_desirable_needs_the_fewest_cr_and_the_shortest_time_at_every_m():
+    """Sec. 5.4.4 "As always, FedADMM produces the most desirable results" (Fig. 5): both halves, per example,
+    every m; never decided on the CR half alone."""
+    from fedrepro.papers.registry import checks
+
+    best = _cr(200, 400, lambda a: (20, 25) if a == "fedadmm" else (30, 40))
+    check = checks("fedadmm_zhou", ROOT)["most_desirable"]
+    half = check({}, best)
+    assert "timing pass" in half.reason and "share of m with FedADMM's CR lowest 1" in half.reason
+    from fedrepro.claims.verdicts import decide
+
+    def verdict(summaries):          # the claim also needs fig5_rls (real_sim): decided here on Ex. 5.1 alone
+        return decide(check({}, summaries), 1.0, "ge").verdict
+    fast = _timing(best, "fig5_ls", lambda a, m, i: 1.0 if a == "fedadmm" else 2.0)
+    assert len(check({}, fast)) == 2 and verdict(fast) == "holds"
+    slow = _timing(best, "fig5_ls", lambda a, m, i: 3.0 if a == "fedadmm" and m == 400 else 1.0 + (a != "fedadmm"))
+    assert verdict(slow) == "fails"                                   # the time half: not the fastest at m = 400
+    worse = _timing(_cr(200, 400, lambda a: (20, 45) if a == "fedadmm" else (30, 40)), "fig5_ls",
+                    lambda a, m, i: 1.0 if a == "fedadmm" else 2.0)
+    assert verdict(worse) == "fails"                                  # the CR half: not the fewest at m = 400
