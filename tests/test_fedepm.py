@@ -348,7 +348,8 @@ def test_figures_and_claims_render(tmp_path):
     # the fake curves are one curve: at FedEPM's last round the baselines are exactly level with it (a tie)
     assert verdict["fig2_fedepm_declines_fastest"] == "fails"
     assert verdict["fig3_no_capped_runs"] == "fails"             # the fake SFedAvg trial 0 hit the cap at k0 = 4
-    assert (table["kind"] == "check").sum() == 5
+    assert (table["kind"] == "check").sum() == 6
+    assert verdict["fig5_smaller_epsilon_larger_noise"] == "holds"    # eq. (39): 1 / eps, a fact of the formula
     # without the timing passes, every CPU-time claim is undecided and says what is missing
     no_timing = {k: v for k, v in summaries.items() if not k.endswith(".timing")}
     t2 = evaluate(claims, CHECKS, frames, no_timing, "fedepm").set_index("claim")

@@ -232,10 +232,20 @@ def paper_stop_baselines_capped(frames, summaries):
         if len(t) else None
 
 
+def noise_falls_with_epsilon(frames, summaries):
+    """Eq. (39) as we run it: the Laplace scale nu_i = 2 ||g_i||_1 / (eps mu) of the same clients' state strictly
+    decreases along Fig. 5's epsilon grid (a fact of the formula, 1 / eps: a check, not a finding)."""
+    from fedrepro.sim.privacy import LaplaceEPM
+
+    info = {"grad_l1": np.array([0.5, 4.0]), "gap_norm2": np.array([0.0, 2.0])}
+    nu = [LaplaceEPM(epsilon=e).scales(info, 2, r=3, k0=12) for e in (0.1, 0.3, 0.5, 0.7, 0.9)]
+    return bool(all((a > b).all() for a, b in zip(nu, nu[1:])))
+
+
 CHECKS = {f.__name__: f for f in [
     cr_falls_with_k0, final_objective_spread, fedepm_declines_fastest, capped_runs_fig3, lct_m100_over_m50,
     sfedprox_over_sfedavg_lct_m50, fedepm_lct_growth_k20_over_k4_m50, snr_increases_with_epsilon,
-    paper_stop_baselines_capped,
+    paper_stop_baselines_capped, noise_falls_with_epsilon,
 ]}
 # parametrised checks (args: in claims.yaml) under one name per rule of decision (fedrepro.claims.sweep.claims_by_check)
 CHECKS.update(dict.fromkeys(["fedepm_lowest_time", "sfedprox_above_sfedavg_lct", "sfedavg_over_fedepm_lct_k4_m50",
