@@ -283,10 +283,14 @@ def _lowest_share(rows, spec, by, x):
                         by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
 
 
+def _initial(rows, spec, by, x):
+    return initial(rows, spec["initial"], int(spec.get("head", 1)), by, x)
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
-                 "lowest_share": _lowest_share}
+                 "lowest_share": _lowest_share, "initial": _initial}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
