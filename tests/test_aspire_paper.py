@@ -7,6 +7,7 @@ import pytest
 
 from fedrepro.claims import NotTestable, Outcome, decide, load_claims
 from fedrepro.claims import query
+from fedrepro.claims.evaluate import check_name
 from fedrepro.papers import registry
 from fedrepro.papers.aspire import analysis, claims
 from fedrepro.papers.aspire import figures as figs
@@ -42,16 +43,21 @@ def _runs(exp, spec, m=3, rounds=(0, 10), extra=None, noise=0.05):
 T3 = {"individual": (10, np.nan, 20), "mix_even": (50, 1.0, 8), "fedavg_steps": (50.05, 1.001, 8.1),
       "afl": (55, 0.9, 5), "drfa_prox": (56, 0.88, 4.5), "aspire": (57, 0.85, 3), "aspire_per": (56.95, 0.852, 3.2)}
 
-# the claims file's test of each check (compare, paper_value, tolerance)
-# (a reading written as data is named by its claim id less the dataset: t3_drfa_beats_afl)
-TESTS = {c.get("check") or c["id"].rsplit("_", 1)[0]: (c["compare"], c.get("paper_value"), c.get("tolerance"))
-         for c in load_claims("aspire")}
+# the claims by id; a per-dataset claim is named by its id less the dataset (t3_drfa_beats_afl: the SC-MA claim)
+CLAIMS = {c["id"]: c for c in load_claims("aspire")}
 READINGS = registry.checks("aspire")
 
 
+def _claim(name):
+    return CLAIMS.get(f"{name}_scma") or CLAIMS[name]
+
+
 def _check(name):
-    """A check of claims.py, or the SC-MA claim's reading written as data (claims.yaml)."""
-    return claims.CHECKS.get(name) or READINGS[f"reading:{name}_scma"]
+    """The claim's check as the engine calls it: a check of claims.py with the claim's ``args:``, or its reading
+    written as data (claims.yaml)."""
+    c = _claim(name)
+    fn = READINGS[check_name(c)]
+    return lambda frames, summaries: fn(frames, summaries, **(c.get("args") or {}))
 
 
 def _t3(**over):
@@ -62,8 +68,8 @@ def _t3(**over):
 def _verdict(check, out):
     """The engine's verdict of a check's value under the claims file's test of that check."""
     value = out.value if isinstance(out, Outcome) else out
-    compare, paper, tol = TESTS[check]
-    return decide(value, paper, compare, tol).verdict
+    c = _claim(check)            # the claims file's test of that claim (compare, paper_value, tolerance)
+    return decide(value, c.get("paper_value"), c["compare"], c.get("tolerance")).verdict
 
 
 def test_table3_frame_means_and_individual_best():
@@ -242,7 +248,7 @@ def test_fig3_checks_hold_and_fail():
     flat = _same_runs_beyond(_fig3({0.0: (40, 1.0), 1.0: (45, 0.9), 2.0: (45, 0.9), 3.0: (45, 0.9)}), 2.0)
     flat.loc[flat["params"].str.contains('"Gamma": 2.0'), ["acc_w", "loss_w"]] = \
         flat.loc[flat["params"].str.contains('"Gamma": 1.0'), ["acc_w", "loss_w"]].to_numpy()
-    assert _verdict("f3_gradual", claims.f3_gradual({"fig3_fmnist3": flat}, {})) == "fails"
+    assert _verdict("f3_gradual", _check("f3_gradual")({"fig3_fmnist3": flat}, {})) == "fails"
     assert _verdict("f3_plateau", claims.f3_plateau({"fig3_fmnist3": grows}, {})) == "holds"
     assert _verdict("f3_plateau", claims.f3_plateau({"fig3_fmnist3": drops}, {})) == "fails"
     g0 = grows[grows["params"].str.contains('"Gamma": 0.0')]
@@ -264,7 +270,7 @@ def test_cdnorm_support_grows_until_the_budget_saturates():
 
 
 def test_set_size_statement_fails_for_odd_N():
-    out = claims.f3_set_grows({}, {})
+    out = _check("f3_set_grows")({}, {})
     comps = {r.label.split(":")[0]: float(r.values[0]) for r in out.value}
     assert comps["N = 6, p̃ = 1 q"] > 0 and comps["N = 15, p̃ = 1 q"] == 0 and comps["N = 3, p̃ = 0.5 q"] == 0
     assert _verdict("f3_set_grows", out) == "fails"
@@ -307,10 +313,10 @@ def test_fig4_checks_and_the_no_target_guard():
         assert _verdict(name, _check(name)(slow, {})) == "fails", name
     one = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 1.2),
                  "drfa_prox": (70, 1.1)}, seeds=(1,))
-    assert _verdict("f4_ease_before_cp", claims.f4_ease_before_cp(one, {})) == "undecided"
+    assert _verdict("f4_ease_before_cp", _check("f4_ease_before_cp")(one, {})) == "undecided"
     diverged = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 3.0),
                       "drfa_prox": (70, 1.1)})
-    assert isinstance(claims.f4_aspire_fastest(diverged, {}), NotTestable)
+    assert isinstance(_check("f4_aspire_fastest")(diverged, {}), NotTestable)
 
 
 def test_fig2_check():
@@ -442,18 +448,16 @@ def test_the_malicious_workers_weight_claims_read_the_last_workers_final_weight(
     # Sec. 9.2.2: AFL "could assign higher weights to malicious workers", DRFA-Prox and ASPIRE-EASE "lower":
     # the added worker's final weight against the equal weight 1/N (issue #42)
     import pandas as pd
-    from fedrepro.papers.aspire import claims as AC
-
     rows = []
     for seed, (afl, drfa, asp) in enumerate([(0.8, 0.1, 0.05), (0.7, 0.15, 0.1), (0.9, 0.12, 0.02)]):
         for alg, col, w in (("afl", "lambda_last", afl), ("drfa_prox", "lambda_last", drfa), ("aspire", "pi_last", asp)):
             for rnd, val in ((0, 0.25), (5, w)):
                 rows.append({"cell": f"{alg}-{seed}", "algorithm": alg, "seed": seed, "round": rnd, "m": 4, col: val})
     frames = {"table4_fmnist3": pd.DataFrame(rows)}
-    higher = AC.CHECKS["t4_afl_weights_malicious_higher"](frames, {})
+    higher = _check("t4_afl_weights_malicious_higher")(frames, {})
     assert list(higher.value.values) == pytest.approx([0.55, 0.45, 0.65])          # final weight - 1/4
-    lower = AC.CHECKS["t4_drfa_weights_malicious_lower"](frames, {})
+    lower = _check("t4_drfa_weights_malicious_lower")(frames, {})
     assert list(lower.value.values) == pytest.approx([0.15, 0.1, 0.13])            # 1/4 - final weight
-    aspire = AC.CHECKS["t4_aspire_weights_malicious_lower"](frames, {})
+    aspire = _check("t4_aspire_weights_malicious_lower")(frames, {})
     assert list(aspire.value.values) == pytest.approx([0.2, 0.15, 0.23])
-    assert AC.CHECKS["t4_afl_weights_malicious_higher"]({}, {}) is None
+    assert _check("t4_afl_weights_malicious_higher")({}, {}) is None

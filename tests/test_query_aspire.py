@@ -80,3 +80,15 @@ def test_times_to_target_uses_each_seeds_worst_final_value():
     assert t.loc[1, "fast"] == 4.0 and t.loc[2, "fast"] == 4.0 and t.loc[2, "slow"] == 8.0
     flat = pd.DataFrame(rows).assign(loss=1.0)                                    # every run starts at the target
     assert q.times_to_target(flat, "loss").empty
+
+
+def test_initial_is_a_measure_kind_of_readings_as_data():
+    # {initial: metric, head: 1}: the first evaluated value along x, the mirror of {final: ...} (aspire's Fig. 1 (c)/(d):
+    # the complexity at the smallest eps' over that at the largest)
+    df = pd.DataFrame({"seed": [0, 0, 0, 1, 1], "x": [1e-1, 1e-10, 1e-5, 2.0, 1.0], "c": [2.0, 8.0, 4.0, 3.0, 6.0]})
+    assert q.measure(df, {"initial": "c", "x": "x"}).v.to_dict() == {0: 8.0, 1: 6.0}
+    assert q.measure(df, {"initial": "c", "head": 2, "x": "x"}).v.to_dict() == {0: 6.0, 1: 4.5}
+    check = q.compile_reading({"of": {"initial": "c", "x": "x"}, "over": {"final": "c", "x": "x"}, "scale": "log",
+                               "deterministic": True, "label": "first over last"})
+    (rep,) = check({"e": df}, {})
+    assert rep.values.tolist() == [4.0, 2.0] and rep.scale == "log" and rep.deterministic

@@ -296,10 +296,15 @@ def _percent(rows, spec, by, x):
     return final(rows, spec["percent"], int(spec.get("tail", 1)), by, x).scaled(100)
 
 
+def _initial(rows, spec, by, x):
+    return initial(rows, spec["initial"], int(spec.get("head", 1)), by, x)
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
-                 "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent}
+                 "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent,
+                 "initial": _initial}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
