@@ -1,10 +1,11 @@
 """The query-layer functions added for the frpg port (issue #42): informative, gaps, stays_from, memo_frame,
-beside, listing."""
+beside, listing; saved (measure kinds saved, stays_from), filled, read_filled, notes, read_beside, read_across."""
 import numpy as np
 import pandas as pd
 
 from fedrepro.claims import Outcome
-from fedrepro.claims.query import PerSeed, beside, gaps, informative, listing, memo_frame, rounds_to, stays_from
+from fedrepro.claims.query import (PerSeed, beside, filled, gaps, informative, listing, measure, memo_frame, notes,
+                                   read_across, read_beside, read_filled, rounds_to, saved, stays_from)
 
 
 def _runs(curves):
@@ -88,3 +89,61 @@ def test_informative_gap_is_a_paired_difference_without_the_doubly_capped_replic
     assert d.ub.tolist() == [False, False]
     via_kind = measure(df, {"gap": a, "minus": b})       # the measure kind of a reading's side
     assert via_kind.v.tolist() == d.v.tolist() and via_kind.lb.tolist() == d.lb.tolist()
+
+
+def _two():
+    """Two methods A (reaches 0.5 at 10) and B (at 20; seed 1 never: capped), seeds 0 and 1, with ``ds``."""
+    a = _runs({0: [(0, 0.1), (10, 0.9)], 1: [(0, 0.1), (10, 0.9)]}).assign(series="A", ds="x")
+    b = _runs({0: [(0, 0.1), (20, 0.9)], 1: [(0, 0.1), (30, 0.2)]}).assign(series="B", ds="x")
+    return pd.concat([a, b], ignore_index=True)
+
+
+def test_saved_and_the_measure_kinds_saved_and_stays_from():
+    df, r = _two(), {"rounds_to": 0.5, "metric": "m"}
+    s = saved(df, {"where": {"series": "A"}, **r}, {"where": {"series": "B"}, **r})
+    assert s.v.tolist() == [0.5, 1 - 10 / 31] and s.lb.tolist() == [False, True] and not s.ub.any()
+    k = measure(df, {"saved": {"where": {"series": "A"}, **r}, "versus": {"where": {"series": "B"}, **r}})
+    assert k.v.tolist() == s.v.tolist() and k.lb.tolist() == s.lb.tolist()
+    st = measure(df[df["series"] == "B"], {"stays_from": 0.5, "metric": "m"})
+    assert st.v.tolist() == [20.0, 31.0] and st.lb.tolist() == [False, True]
+
+
+def test_filled_replaces_only_the_given_placeholders():
+    spec = {"where": {"series": "RSA λ={lam}"}, "label": "{setting} {name}", "n": [1, "{lam}"]}
+    assert filled(spec, {"lam": 0.3, "name": "x"}) == {"where": {"series": "RSA λ=0.3"}, "label": "{setting} x",
+                                                      "n": [1, "0.3"]}
+    assert filled(spec) == spec
+
+
+def test_read_filled_notes_and_read_beside():
+    df = _two()
+    views = {"v": lambda frames, summaries: df}
+    reading = {"frame": "v", "where": {"series": "{s}"}, "of": {"rounds_to": 0.5, "metric": "m"}, "label": "{s} CR"}
+    comps = read_filled(reading, {}, {}, {"s": "A"}, views)
+    assert [c.label for c in comps] == ["A CR"] and comps[0].values.tolist() == [10.0, 10.0]
+    assert read_filled(reading, {}, {}, {"s": "C"}, views) == []
+    why = [{"text": "A ", "where": {"series": "A"}, "rounds_to": 0.5, "metric": "m"},
+           {"text": "B ", "where": {"series": "B"}, "rounds_to": 0.5, "metric": "m"},
+           {"text": "C ", "where": {"series": "C"}, "rounds_to": 0.5, "metric": "m"}]
+    assert notes(df, why) == "A 10, 10; B 20, ≥31"
+    out = read_beside("frpg", "sgd_lf_limited", {}, {}, reading, {"s": "A"},
+                      side=[{"label": "B", "values": {"s": "B"}}], views=views, why=why[:1], note=" (n)",
+                      why_in_detail=True)
+    assert out.why.startswith("A 10, 10 (n); beside: B: ") and out.detail.startswith("A 10, 10 (n) | beside (not")
+    assert read_beside("frpg", "sgd_lf_limited", {}, {}, reading, {"s": "C"}, views=views) is None
+
+
+def test_read_across_decides_at_every_swept_value_with_the_side_beside():
+    df = pd.concat([_two(), _runs({0: [(0, 2.0)], 1: [(0, 2.1)]}).assign(series="C", ds="x")], ignore_index=True)
+    views = {"v": lambda frames, summaries: df}
+    reading = {"frame": "v", "of": {"where": {"series": "A"}, "final": "m"}, "minus": {"where": {"series": "{s}"},
+               "final": "m"}, "label": "A−{s}"}
+    out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C", "A"]}, "s={s}", views=views,
+                      side=[{"label": "shown", "values": {"s": "C"}}], name="the unstated s")
+    assert out.reason.startswith("depends on the unstated s: holds at s=C, fails at s=A — s=C: holds A−C: -1.15")
+    assert out.reason.endswith("| beside (stated-parameter sensitivity): shown: holds A−C: -1.15 [-1.785, -0.5147] "
+                               "(n=2)")
+    out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C"]}, "s={s}", views=views, name="s")
+    assert out.why.startswith("holds at every swept value of s (1): s=C")
+    assert out.value[0].label == "A−C" and np.allclose(out.value[0].values, [-1.1, -1.2])
+    assert read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["D"]}, "s={s}", views=views) is None

@@ -300,11 +300,19 @@ def _initial(rows, spec, by, x):
     return initial(rows, spec["initial"], int(spec.get("head", 1)), by, x)
 
 
+def _saved(rows, spec, by, x):
+    return saved(rows, spec["saved"], spec["versus"])
+
+
+def _stays_from(rows, spec, by, x):
+    return stays_from(rows, spec["metric"], float(spec["stays_from"]), bool(spec.get("below", False)), by, x)
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
                  "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent,
-                 "initial": _initial}
+                 "initial": _initial, "saved": _saved, "stays_from": _stays_from}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
@@ -760,9 +768,88 @@ def reaches(df, metric: str, level: str, start: float = -np.inf, slack: float = 
     return rounds_to(curve, metric, float(df[level].iloc[0]) - slack, by=by, x=x)
 
 
+def saved(rows, a: Mapping, b: Mapping) -> PerSeed:
+    """``1 - a / b`` of two quantities of ``rows`` (:func:`quantity` specs, e.g. the rounds to a level of a method
+    and of a baseline), paired by replicate, ``b`` clipped at 1, keeping the :func:`informative` replicates: the
+    share ``a`` saves (a capped ``a``: an upper bound; a capped ``b``: a lower bound). The measure kind
+    ``{saved: {quantity a}, versus: {quantity b}}``; ``{stays_from: level, metric: m, below: false}`` is
+    :func:`stays_from`."""
+    qb = quantity(rows, b)
+    q = informative(quantity(rows, a).ratio(PerSeed(qb.v.clip(lower=1.0), qb.lb, qb.ub)))
+    return PerSeed(1.0 - q.v, q.ub, q.lb)
+
+
+def filled(spec, values: Mapping | None = None):
+    """``spec`` (a reading's mapping, nested) with each ``{name}`` of ``values`` in its strings replaced by the
+    value (a float as ``{:g}``); other braces (a label's ``{setting}``) are kept: one reading, several settings."""
+    if isinstance(spec, Mapping):
+        return {k: filled(v, values) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [filled(v, values) for v in spec]
+    if isinstance(spec, str):
+        for k, v in (values or {}).items():
+            spec = spec.replace("{" + k + "}", format(v, "g") if isinstance(v, float) else str(v))
+    return spec
+
+
+def read_filled(spec: Mapping, frames, summaries, values: Mapping | None = None, views=None):
+    """The components (a list, empty without any) of the reading ``spec`` (:func:`compile_reading`) filled with
+    ``values`` (:func:`filled`), on ``frames`` / ``summaries``; a :class:`NotTestable` as it is."""
+    got = compile_reading(filled(spec, values), views)(frames, summaries)
+    return got if isinstance(got, NotTestable) else list(getattr(got, "value", got) or [])
+
+
+def notes(df, parts, sep: str = "; ") -> str:
+    """The per-replicate values of quantities of ``df`` as a check's explanation: ``parts`` is ``[{text, fmt,
+    capped, <quantity>}]`` (:func:`quantity`, :func:`listing`), each shown as ``text v1, ≥v2``; empty ones are
+    left out."""
+    got = [(p, quantity(df, {k: v for k, v in p.items() if k not in ("text", "fmt", "capped")})) for p in parts]
+    return sep.join(p.get("text", "") + listing(q, p.get("fmt", "{:.0f}"), capped=p.get("capped"))
+                    for p, q in got if len(q))
+
+
+def read_beside(paper: str, check: str, frames, summaries, reading: Mapping, values: Mapping | None = None,
+                side=(), views=None, why=(), sep: str = "; ", note: str = "", why_in_detail: bool = False):
+    """A check as data (the parameters of a claim's ``args:``), decided at the stated setting with the
+    sensitivity beside (:func:`beside`): the reading ``reading`` filled with ``values`` (:func:`read_filled`)
+    decides; each of ``side`` (``{label, values}``) is it filled with those values, shown beside. ``why``:
+    :func:`notes` of the reading's frame (``sep``, then ``note``), also before the detail with ``why_in_detail``."""
+    comps = read_filled(reading, frames, summaries, values, views)
+    if isinstance(comps, NotTestable):
+        return comps
+    if not comps:
+        return None
+    sides = [(s["label"], read_filled(reading, frames, summaries, s.get("values"), views)) for s in side]
+    frame = reading.get("frame", "trace")
+    text = notes(views[frame](frames, summaries), why, sep) + note if why else ""
+    out = beside(paper, check, comps, side=sides, why=text)
+    if not why_in_detail:
+        return out
+    from fedrepro.claims.evaluate import Outcome
+
+    return Outcome(out.value, detail=text + (f" | {out.detail}" if out.detail else ""), why=out.why)
+
+
+def read_across(paper: str, check: str, frames, summaries, reading: Mapping, sweep: Mapping, label: str,
+                side=(), views=None, name: str = "", context: str = ""):
+    """A check as data (the parameters of a claim's ``args:``), decided across a swept unstated parameter
+    (:func:`fedrepro.claims.sweep.across`): ``sweep`` is ``{placeholder: [values]}``, the reading ``reading``
+    filled with each value (:func:`read_filled`) is decided there, labelled ``label`` filled likewise; each of
+    ``side`` (``{label, values, reading}``: the reading, or its own, filled with ``values``) is shown beside."""
+    from fedrepro.claims.sweep import across
+
+    (key, values), = sweep.items()
+    got = [(filled(label, {key: v}), read_filled(reading, frames, summaries, {key: v}, views)) for v in values]
+    sides = [(s["label"], read_filled(s.get("reading", reading), frames, summaries, s.get("values"), views))
+             for s in side]
+    bad = next((c for _, c in got + sides if isinstance(c, NotTestable)), None)
+    return bad or across(paper, check, got, name=name, context=context, side=sides)
+
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
-           "memo_frame", "beside", "listing", "informative_gap", "reaches"]
+           "memo_frame", "beside", "listing", "informative_gap", "reaches", "saved", "filled", "read_filled",
+           "notes", "read_beside", "read_across"]

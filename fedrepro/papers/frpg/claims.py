@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame, rounds_to,
-                                   select, stays_from, value_at)
+from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame,
+                                   read_across, read_beside, rounds_to, select, value_at)
 from fedrepro.claims.sweep import across
 from fedrepro.papers.frpg.analysis import series_label, with_series
 
@@ -59,6 +59,13 @@ def _vs_silent(frames, attack):
     return both[both["round"] <= both["cr"]]
 
 
+def _attacks(frames, attack=None):
+    """Both attacks' runs (:func:`_df`), each with its ``attack`` (LF, Gauss); None without either."""
+    dfs = {name: _df(frames, a) for a, name in ATTACK_NAME.items()}
+    return None if any(d is None for d in dfs.values()) else pd.concat(
+        [d.assign(attack=name) for name, d in dfs.items()], ignore_index=True)
+
+
 def _view(attack, runs=_df):
     """A view of ``VIEWS``: ``runs(frames, attack)``, the attack's runs (:func:`_df`) or :func:`_vs_silent`."""
     def view(frames, summaries):
@@ -66,7 +73,8 @@ def _view(attack, runs=_df):
     return view
 
 
-VIEWS = {**{a: _view(a) for a in ATTACK_NAME}, **{f"{a}_vs_silent": _view(a, _vs_silent) for a in ATTACK_NAME}}
+VIEWS = {**{a: _view(a) for a in ATTACK_NAME}, **{f"{a}_vs_silent": _view(a, _vs_silent) for a in ATTACK_NAME},
+         "attacks": _view(None, _attacks)}
 
 
 def _fin(df, series, ds, metric="accuracy") -> PerSeed:
@@ -89,23 +97,29 @@ def _on(attack, fn):
     return check
 
 
-def _over_lam(check: str, at, side=(), shown_at=None, shown=RSA_SHOWN):
+def _over_lam(check: str, at, side=()):
     """Decide ``check`` at every lambda_R of the grid (``at(lam)``: its [Replicates]) and combine (module
-    docstring); ``side`` (a = 0.3) and lambda_R in ``shown`` (``shown_at(lam)``, default ``at``) beside."""
+    docstring); ``side`` (a = 0.3) beside."""
     return across("frpg", check, [(f"λ_R={lam:g}", at(lam)) for lam in RSA_LAMS], name="the unstated λ_R",
-                  context=" (a = 3)",
-                  side=[*side, *((f"λ_R={lam:g} (shown, not decided on)", (shown_at or at)(lam)) for lam in shown)])
+                  context=" (a = 3)", side=side)
 
 
-def _beside(attack, check, comps, stated=SGD, sens=SGD_S, why=None, detail=None):
+def _beside(attack, check, comps, stated=SGD, sens=SGD_S, detail=None):
     """The check ``check``: ``comps(df, series)`` of the series at the stated a = 3 decides, the one at
-    a = 0.3 (``sens``; None: none) is shown beside; ``why(df)`` is the explanation, ``detail(df, d)``
-    the detail given the sensitivity table ``d``."""
+    a = 0.3 (``sens``) is shown beside; ``detail(df, d)`` the detail given the sensitivity table ``d``."""
     def run(df):
-        out = beside("frpg", check, comps(df, stated), side=[(SHORT[sens], comps(df, sens))] if sens else [],
-                     why=why(df) if why else "")
+        out = beside("frpg", check, comps(df, stated), side=[(SHORT[sens], comps(df, sens))])
         return out if out is None or detail is None else Outcome(out.value, detail=detail(df, out.detail), why=out.why)
     return _on(attack, run)
+
+
+def _read(check, how=read_beside):
+    """The check ``check`` as data: ``how`` (:func:`~fedrepro.claims.query.read_beside`, ``read_across``) of
+    its ``args`` on ``VIEWS``."""
+    def run(frames, summaries, **args):
+        return how("frpg", check, frames, summaries, views=VIEWS, **args)
+    run.reading_views = list(VIEWS.values())
+    return run
 
 
 # ---- figs 3-4: loss ---------------------------------------------------------------------
@@ -127,19 +141,6 @@ def lfrpg_le_frpg(frames, summaries):
     return Outcome(comps, detail=f"F_LFRPG < F_FRPG at {np.mean(hits):.0%} of the evaluated (seed, CR) points")
 
 
-def loss_below_rsa(frames, summaries):
-    """F at the last CR, ours minus RSA's, per seed, for FRPG and LFRPG, both attacks, every dataset
-    (< 0). Each run's F is (5) with its own penalty weight (RSA: its lambda_R). Decided over lambda_R."""
-    per_lam = {lam: [] for lam in RSA_LAMS + RSA_SHOWN}
-    for attack, df in ((a, _df(frames, a)) for a in ATTACK_NAME):
-        if df is None:
-            return None
-        for ds, lam in ((ds, lam) for ds in DS for lam in per_lam):
-            per_lam[lam] += _some((_fin(df, s, ds, "loss_F") - _fin(df, RSA[lam], ds, "loss_F"))
-                                  .rep(f"{ATTACK_NAME[attack]} {DS_NAME[ds]} F {s}−RSA") for s in OURS)
-    return _over_lam("loss_below_rsa", per_lam.get)
-
-
 def _fmnist_400_vs_800(df):
     """c* per seed = first CR with F_LFRPG <= F_FRPG(800) (same seed), FMNIST, label flipping."""
     last = df[df["ds"] == "fashion_mnist"]["round"].max()
@@ -158,11 +159,6 @@ def _pp(df, a, b, ds, label):
     return (_fin(df, a, ds) - _fin(df, b, ds)).scaled(100.0).rep(label)
 
 
-def _margins(df, benches):
-    """[Replicates]: final accuracy ours - bench (pp), per dataset, for FRPG and LFRPG."""
-    return _some(_pp(df, s, b, ds, f"{DS_NAME[ds]} {s}−{SHORT[b]} (pp)") for ds in DS for b in benches for s in OURS)
-
-
 def _speed(df, benches, dsets=DS, every=False):
     """[Replicates]: rounds to 90 % of the best mean final accuracy (among ours and ``benches``; ``every``:
     only where all of them ran), ours minus each benchmark's, per seed, on each of ``dsets``."""
@@ -177,73 +173,27 @@ def _speed(df, benches, dsets=DS, every=False):
     return out
 
 
-def _against_benchmarks(check, measure, benches=(KRUM, GEOMED), sens=True, shown=()):
-    """The check ``check``: ``measure(df, benches)`` on the runs of the claim's ``attack`` (args) for FRPG and
-    LFRPG against ``benches`` and RSA, decided across RSA's lambda_R (FR-13); GeoMed at a = 0.3 (``sens``) and
-    RSA at the lambda_R of ``shown`` beside."""
-    def run(frames, summaries, attack):
-        df = _df(frames, attack)
-        return None if df is None else _over_lam(
-            check, lambda lam: measure(df, (*benches, RSA[lam])), shown=shown,
-            side=[("GeoMed a=0.3", measure(df, (GEOMED_S,)))] if sens else [],
-            shown_at=lambda lam: measure(df, (RSA[lam],)))
-    return run
+def faster(frames, summaries, attack):
+    """:func:`_speed` on the runs of the claim's ``attack`` (args) for FRPG and LFRPG against Krum, GeoMed and RSA,
+    decided across RSA's lambda_R (FR-13); GeoMed at a = 0.3 beside."""
+    df = _df(frames, attack)
+    return None if df is None else _over_lam("faster", lambda lam: _speed(df, (KRUM, GEOMED, RSA[lam])),
+                                             side=[("GeoMed a=0.3", _speed(df, (GEOMED_S,)))])
 
 
 # ---- USPS round counts (label flipping) --------------------------------------------------
-def _usps_rounds(check, series, sens=None):
-    """First CR with USPS accuracy >= 71 % under label flipping, per seed (capped runs: lower bounds)."""
-    def notes(df):
-        out = [f"per seed {listing(_reach(df, series, 'usps'))}"]
-        if series in OURS:
-            st = stays_from(select(df, series=series, ds="usps"), "accuracy", ACC_LEVEL)
-            out.append("stays >= 71 % from " + listing(st, capped="never"))
-            out.append("final " + listing(_fin(df, series, "usps"), "{:.3f}"))
-        if sens is not None and len(sr := _reach(df, sens, "usps")):
-            out.append(f"{SHORT[sens]} per seed {listing(sr)}")
-        return "; ".join(out)
-
-    return _beside("label_flip", check, lambda df, s: _some([_reach(df, s, "usps").rep(f"{SHORT[s]} CR to 71 %")]),
-                   series, sens, why=notes,
-                   detail=lambda df, d: notes(df) + (f" | {d}" if d else ""))
-
-
 def _usps_geomed_rsa_gt_4000(df):
     """USPS (label flipping) CR to 71 % per seed, GeoMed (a = 3) and RSA (each lambda_R), > 4000."""
     reach = {s: _reach(df, s, "usps") for s in (GEOMED, GEOMED_S, *(RSA[lam] for lam in RSA_LAMS))}
     rep = {s: r.rep(f"{SHORT[s]} CR to 71 % ({listing(r)})") for s, r in reach.items()}
     return None if rep[GEOMED] is None else _over_lam(
         "usps_geomed_rsa_gt_4000", lambda lam: _some([rep[GEOMED], rep[RSA[lam]]]),
-        side=[("GeoMed a=0.3", _some([rep[GEOMED_S]]))], shown=())
-
-
-def _comm_reduction(series):
-    """1 - r_ours / r_SGD at the USPS 71 % level per seed, with bound flags (r_SGD capped -> lower
-    bound; r_ours capped -> upper bound; both capped -> dropped)."""
-    def comps(df, sgd):
-        rs = _reach(df, sgd, "usps")
-        q = informative(_reach(df, series, "usps").ratio(PerSeed(rs.v.clip(lower=1.0), rs.lb, rs.ub)))
-        return _some([PerSeed(1.0 - q.v, q.ub, q.lb).rep(f"1 − r_{series}/r_{SHORT[sgd]}")])
-
-    def why(df):
-        return (f"CR to 71 %: {series} {listing(_reach(df, series, 'usps'))}, "
-                f"SGD (a=3) {listing(_reach(df, SGD, 'usps'))} (paper ≈ 4000)")
-    return _beside("label_flip", "comm_reduction_" + series.lower(), comps, why=why)
+        side=[("GeoMed a=0.3", _some([rep[GEOMED_S]]))])
 
 
 def _speed_mnist_fmnist(df, sgd):
     """MNIST and FMNIST: CR to 90 % of the best of FRPG, LFRPG and SGD (all ran), ours minus SGD's."""
     return _speed(df, (sgd,), ("mnist", "fashion_mnist"), every=True)
-
-
-def _sgd_gap(df, sgd):
-    """Label flipping: final accuracy SGD minus FRPG (pp) per seed, every dataset (>= -10 pp)."""
-    return _some(_pp(df, sgd, "FRPG", ds, f"{DS_NAME[ds]} {SHORT[sgd]}−FRPG (pp)") for ds in DS)
-
-
-def _sgd_finals(df, sgd):
-    """Gaussian attack: SGD's final accuracy per seed, every dataset (<= 20 %)."""
-    return _some(_fin(df, sgd, ds).rep(f"{DS_NAME[ds]} {SHORT[sgd]} final accuracy") for ds in DS)
 
 
 def _gain(df, benches):
@@ -296,22 +246,22 @@ def lfrpg_local_steps_ratio(frames, summaries):
 
 CHECKS = {
     "lfrpg_le_frpg": lfrpg_le_frpg,
-    "loss_below_rsa": loss_below_rsa,
+    "loss_below_rsa": _read("loss_below_rsa", read_across),
     "fmnist_400_vs_800": _on("label_flip", _fmnist_400_vs_800),
-    "faster": _against_benchmarks("faster", _speed),
-    "acc_margin": _against_benchmarks("acc_margin", _margins, shown=RSA_SHOWN),
-    "usps_rounds_frpg": _usps_rounds("usps_rounds_frpg", "FRPG"),
-    "usps_rounds_lfrpg": _usps_rounds("usps_rounds_lfrpg", "LFRPG"),
+    "faster": faster,
+    "acc_margin": _read("acc_margin", read_across),
+    "usps_rounds_frpg": _read("usps_rounds_frpg"),
+    "usps_rounds_lfrpg": _read("usps_rounds_lfrpg"),
     "lfrpg_local_cost_ratio": lfrpg_local_cost_ratio,
-    "usps_rounds_sgd": _usps_rounds("usps_rounds_sgd", SGD, sens=SGD_S),
+    "usps_rounds_sgd": _read("usps_rounds_sgd"),
     "usps_geomed_rsa_gt_4000": _on("label_flip", _usps_geomed_rsa_gt_4000),
-    "comm_reduction_frpg": _comm_reduction("FRPG"),
-    "comm_reduction_lfrpg": _comm_reduction("LFRPG"),
+    "comm_reduction_frpg": _read("comm_reduction_frpg"),
+    "comm_reduction_lfrpg": _read("comm_reduction_lfrpg"),
     "comm_reduction_mnist_fmnist": _beside("label_flip", "comm_reduction_mnist_fmnist", _speed_mnist_fmnist),
-    "sgd_lf_limited": _beside("label_flip", "sgd_lf_limited", _sgd_gap),
-    "sgd_gaussian_final_acc": _beside("gaussian", "sgd_gaussian_final_acc", _sgd_finals),
+    "sgd_lf_limited": _read("sgd_lf_limited"),
+    "sgd_gaussian_final_acc": _read("sgd_gaussian_final_acc"),
     "fmnist_gain_geomed": _beside("gaussian", "fmnist_gain_geomed", lambda df, s: _gain(df, (s,)), GEOMED, GEOMED_S,
                                   detail=_relative_geomed),
-    "fmnist_gain_rsa": _against_benchmarks("fmnist_gain_rsa", _gain, benches=(), sens=False, shown=RSA_SHOWN),
+    "fmnist_gain_rsa": _read("fmnist_gain_rsa", read_across),
     "lfrpg_local_steps_ratio": lfrpg_local_steps_ratio,
 }
