@@ -521,10 +521,10 @@ def test_fewest_cr_and_fastest_needs_both_halves(monkeypatch):
     from fedrepro.claims import NotTestable, Replicates, decide
 
     cr = [Replicates([0.9, 0.95], label="cr")]
-    monkeypatch.setattr(zc, "fewest_cr_overall", lambda f, s: cr)
+    monkeypatch.setattr(zc, "fewest_cr_overall", lambda f, s, exps=None: cr)
     out = zc.fewest_cr_and_fastest({}, {})                       # no timing pass at all
     assert isinstance(out, NotTestable) and "time half" in out.reason and "CR half" in out.reason
-    monkeypatch.setattr(zc, "_time_share_pooled", lambda s: Replicates([0.2, 0.3, 0.25], label="time"))
+    monkeypatch.setattr(zc, "_time_share_pooled", lambda s, exps=None: Replicates([0.2, 0.3, 0.25], label="time"))
     out = zc.fewest_cr_and_fastest({}, {})
     assert [r.label for r in out] == ["cr", "time"]
     assert decide(out, 0.5, "gt").verdict == "fails"              # the CR half alone would hold
@@ -556,13 +556,20 @@ def test_fig5_most_desirable_needs_the_fewest_cr_and_the_shortest_time_at_every_
     from fedrepro.papers.registry import checks
 
     best = _cr(200, 400, lambda a: (20, 25) if a == "fedadmm" else (30, 40))
-    check = checks("fedadmm_zhou", ROOT)["most_desirable"]
-    half = check({}, best)
-    assert "timing pass" in half.reason and "share of m with FedADMM's CR lowest 1" in half.reason
+    from fedrepro.claims.evaluate import load_claims
     from fedrepro.claims.verdicts import decide
 
-    def verdict(summaries):          # the claim also needs fig5_rls (real_sim): decided here on Ex. 5.1 alone
+    claim = next(c for c in load_claims("fedadmm_zhou", ROOT) if c["id"] == "fig5_most_desirable")
+    assert claim["args"] == {"exps": ["fig5_ls", "fig5_rls"]}
+    fn = checks("fedadmm_zhou", ROOT)[claim["check"]]
+
+    def check(frames, summaries):    # the claim also needs fig5_rls (real_sim): decided here on Ex. 5.1 alone
+        return fn(frames, summaries, exps=["fig5_ls"])
+
+    def verdict(summaries):
         return decide(check({}, summaries), 1.0, "ge").verdict
+    half = check({}, best)
+    assert "timing pass" in half.reason and "share of all settings with FedADMM's CR lowest 1" in half.reason
     fast = _timing(best, "fig5_ls", lambda a, m, i: 1.0 if a == "fedadmm" else 2.0)
     assert len(check({}, fast)) == 2 and verdict(fast) == "holds"
     slow = _timing(best, "fig5_ls", lambda a, m, i: 3.0 if a == "fedadmm" and m == 400 else 1.0 + (a != "fedadmm"))

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.claims.query import compile_reading, lowest_share, select
+from fedrepro.claims.query import lowest_share, select
 from fedrepro.papers.fedadmm_zhou.analysis import ALGS, LABELS, choose_steps
 
 BASELINES = [a for a in ALGS if a != "fedadmm"]
@@ -121,19 +121,19 @@ def timing_medians(summaries, exp, x) -> pd.DataFrame | None | NotTestable:
 
 
 # ---- contribution d): "FedADMM best" shares of all settings ---------------------------------------------
-def fewest_cr_overall(frames, summaries):
-    """Per instance, the share of every setting of OVERALL run for it (experiments with fewer instances,
+def fewest_cr_overall(frames, summaries, exps=OVERALL):
+    """Per instance, the share of every setting of ``exps`` run for it (experiments with fewer instances,
     e.g. Fig. 5, contribute to the low indices only) at which FedADMM's CR is strictly the lowest."""
-    c = select(chosen_view(frames, summaries), experiment=list(OVERALL))
+    c = select(chosen_view(frames, summaries), experiment=list(exps))
     r = lowest_share(c, "fedadmm", "algorithm", ["experiment", "x"], "rounds", by="instance", capped="capped",
                      complete=len(BASELINES)).rep("share of all settings with FedADMM's CR lowest")
     return [r] if r is not None else None
 
 
-def _time_share_pooled(summaries):
-    """Per timing repetition: the share of all settings of OVERALL (every experiment with a timing pass)
+def _time_share_pooled(summaries, exps=OVERALL):
+    """Per timing repetition: the share of all settings of ``exps`` (every experiment with a timing pass)
     at which FedADMM's median CPU time is strictly the lowest; NotTestable without the timing passes."""
-    timed = {e: timing_medians(summaries, e, x) for e, x in OVERALL.items()}
+    timed = {e: timing_medians(summaries, e, SWEPT[e]) for e in exps}
     missing = [e for e, tm in timed.items() if tm is None or isinstance(tm, NotTestable)]
     if missing:
         return NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
@@ -142,31 +142,16 @@ def _time_share_pooled(summaries):
                         by="repeat", capped="capped").rep("share of all settings with FedADMM's CPU time lowest")
 
 
-def fewest_cr_and_fastest(frames, summaries):
-    """Both halves of contribution d): per instance, the share of all settings with FedADMM's CR lowest, and
-    per timing repetition, the share with its CPU time lowest; the claim needs both (never one half alone)."""
-    cr = fewest_cr_overall(frames, summaries)
-    tm = _time_share_pooled(summaries)
+def fewest_cr_and_fastest(frames, summaries, exps=OVERALL):
+    """Both halves of contribution d) (``exps``: Figs. 2-5; Sec. 5.4.4: Fig. 5): per instance, the share of all
+    settings with FedADMM's CR lowest, and per timing repetition, the share with its CPU time lowest; the claim
+    needs both (never one half alone)."""
+    cr = fewest_cr_overall(frames, summaries, exps)
+    tm = _time_share_pooled(summaries, exps)
     if isinstance(tm, NotTestable):
         halves = ", ".join(f"{r.label} {np.mean(r.values):.3g} (n={len(r.values)})" for r in cr or [])
         return NotTestable(tm.reason + ("; CR half: " + halves if cr else ""))
     return (cr or []) + [tm] if cr else None
-
-
-def most_desirable(frames, summaries):
-    """Sec. 5.4.4 (Fig. 5): per example, the share of m at which FedADMM's CR is strictly the lowest (per instance)
-    and the share at which its median CPU time is (per timing repetition); both halves, never one alone."""
-    part = {"where": {"experiment": ["fig5_ls", "fig5_rls"]}, "per": ["experiment", "example"]}
-    share = {"lowest_share": "fedadmm", "group": "algorithm", "over": "x", "capped": "capped"}
-    views = {"chosen": chosen_view, "timed": timed_view}
-    cr = compile_reading({**part, "frame": "chosen", "of": {**share, "value": "rounds", "by": "instance", "complete": 4},
-                          "label": "{example}: share of m with FedADMM's CR lowest"}, views)(frames, summaries)
-    tm = compile_reading({**part, "frame": "timed", "of": {**share, "value": "time", "by": "repeat", "complete": 1},
-                          "label": "{example}: share of m with FedADMM's CPU time lowest"}, views)(frames, summaries)
-    if isinstance(tm, NotTestable):
-        halves = "; ".join(f"{r.label} {np.mean(r.values):.3g} (n={r.n})" for r in cr or [])
-        return NotTestable(tm.reason + (f"; CR half: {halves}" if cr else ""))
-    return ((cr or []) + (tm or [])) or None
 
 
 # ---- text-only statements and identities -------------------------------------------------------------
@@ -306,5 +291,6 @@ def dip_view(frames, summaries):
 
 
 CHECKS = {f.__name__: f for f in (remark41, parameters, logistic_lambda, table1, fig1_all_reach,
-                                  fig3_qot_fedadmm_cr_spread, fewest_cr_and_fastest, most_desirable)}
+                                  fig3_qot_fedadmm_cr_spread, fewest_cr_and_fastest)}
+CHECKS["most_desirable"] = fewest_cr_and_fastest          # Sec. 5.4.4 on Fig. 5 (args: exps)
 VIEWS = {"chosen": chosen_view, "timed": timed_view, "fig4_qot": dip_view}
