@@ -159,3 +159,12 @@ def test_a_claims_args_are_passed_to_its_check_and_are_part_of_its_reading():
     assert reg.fingerprint({**claim, "args": {"than": "mid"}}, {"faster": faster}) != fp
     with pytest.raises(ValueError, match="'args' is a mapping"):
         validate_claims([{**claim, "args": ["slow"]}], "toy")
+
+
+def test_an_objective_at_one_penalty_weight_from_its_recorded_parts():
+    """{penalised: data, penalty: p, lam}: the final data part + lam x the final penalty, per seed (runs trained with
+    other penalty weights compared on one objective, e.g. frpg's F at FRPG's lambda for RSA)."""
+    df = pd.DataFrame({"seed": [0, 0, 1, 1], "round": [1, 2, 1, 2], "loss_data": [5.0, 4.0, 6.0, 3.0],
+                       "loss_penalty": [1.0, 0.5, 2.0, 0.25]})
+    got = q.measure(df, {"penalised": "loss_data", "penalty": "loss_penalty", "lam": 1.6})
+    assert got.v.tolist() == pytest.approx([4.0 + 1.6 * 0.5, 3.0 + 1.6 * 0.25]) and not got.lb.any()

@@ -160,12 +160,13 @@ class FRPG(SyncAlgorithm):
         """w_n at the end of the last round/frame (m rows of length d)."""
         return state.Wmem[-1]
 
-    RECORDS = ("loss_F",)
+    RECORDS = ("loss_F", "loss_data", "loss_penalty")
 
     def round_metrics(self, state, problem, ctx):
-        """loss_F = F(w) of (5) on the reliable workers (true labels, Huber penalty)."""
+        """loss_F = F(w) of (5) on the reliable workers (true labels, Huber penalty) = loss_data (the losses)
+        + lam * loss_penalty (sum_n huber(w_0 - w_n)): the parts let F be compared at one lam across methods."""
         rel = problem.reliable
         Wn = self.worker_models(state)[rel]
-        F = (problem.reliable_losses(Wn, rel).sum() + self.lam * huber(state.w - Wn, self.mu).sum()
-             + problem.server_loss(state.w))
-        return {"loss_F": float(F)}
+        data = problem.reliable_losses(Wn, rel).sum() + problem.server_loss(state.w)
+        penalty = huber(state.w - Wn, self.mu).sum()
+        return {"loss_F": float(data + self.lam * penalty), "loss_data": float(data), "loss_penalty": float(penalty)}

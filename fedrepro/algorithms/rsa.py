@@ -10,7 +10,8 @@ iteration k-1 and the workers the old x0; ``"gauss_seidel"`` (public RSA code):
 the master uses the workers' new models. The paper states a = 3 ("3/sqrt(k)") but not RSA's
 penalty weight lam (spec A9: default lam = 1.6, FRPG's lambda); the workflow sweeps it.
 ``loss_F`` is F of (5) with the Huber penalty weighted by this run's own ``lam`` (as FRPG's F
-uses FRPG's lambda) and ``loss_rsa_l1`` RSA's own l1 objective with the same ``lam``.
+uses FRPG's lambda) and ``loss_rsa_l1`` RSA's own l1 objective with the same ``lam``; ``loss_data`` and
+``loss_penalty`` are F's two parts (F = loss_data + lam loss_penalty), as FRPG records them.
 """
 from __future__ import annotations
 
@@ -84,12 +85,15 @@ class RSA(SyncAlgorithm):
         keep = problem.senders(clients)
         state.pending = np.sign(state.w - uploads[keep]).sum(axis=0)
 
-    RECORDS = ("loss_F", "loss_rsa_l1")
+    RECORDS = ("loss_F", "loss_rsa_l1", "loss_data", "loss_penalty")
 
     def round_metrics(self, state, problem, ctx):
         rel = problem.reliable
         Xn = state.X[rel]
         base = problem.reliable_losses(Xn, rel).sum() + problem.server_loss(state.w)
-        # both penalties weighted by this run's own lambda
-        return {"loss_F": float(base + self.lam * huber(state.w - Xn, self.mu).sum()),
-                "loss_rsa_l1": float(base + self.lam * np.abs(state.w - Xn).sum())}
+        penalty = huber(state.w - Xn, self.mu).sum()
+        # both penalties weighted by this run's own lambda; loss_data and loss_penalty (FRPG's parts of F) let
+        # F be compared at FRPG's lambda
+        l1 = np.abs(state.w - Xn).sum()
+        return {"loss_F": float(base + self.lam * penalty), "loss_rsa_l1": float(base + self.lam * l1),
+                "loss_data": float(base), "loss_penalty": float(penalty)}

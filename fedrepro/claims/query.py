@@ -308,11 +308,17 @@ def _stays_from(rows, spec, by, x):
     return stays_from(rows, spec["metric"], float(spec["stays_from"]), bool(spec.get("below", False)), by, x)
 
 
+def _penalised(rows, spec, by, x):
+    data, pen = (final(rows, spec[k], int(spec.get("tail", 1)), by, x) for k in ("penalised", "penalty"))
+    both = data.v.index.intersection(pen.v.index)
+    return PerSeed.exact(data.v.loc[both] + float(spec["lam"]) * pen.v.loc[both])
+
+
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
                  "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent,
-                 "initial": _initial, "saved": _saved, "stays_from": _stays_from}
+                 "initial": _initial, "saved": _saved, "stays_from": _stays_from, "penalised": _penalised}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
 
@@ -331,7 +337,9 @@ def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
     ``{final: metric, tail: 1}``, ``{at: round, metric: m}``, ``{mean: metric, from: lo, to: hi}``,
     ``{rounds_to: level, metric: m, below: false}``, ``{column: name, how: first, capped: col}``,
     ``{lowest_share: target, group: algorithm, over: col(s), value: col, capped: col, complete: 1, above: x}``
-    (:func:`lowest_share`);
+    (:func:`lowest_share`), ``{penalised: data_col, penalty: col, lam: 1.6}`` (the final data part plus lam times
+    the final penalty: an objective at one penalty weight for runs that used others), and the kinds of
+    :data:`MEASURE_KINDS`;
     ``by`` (default ``seed``) names the replicate column, ``x`` (default ``round``) the time axis."""
     return measure_kind(spec)(rows, spec, spec.get("by", "seed"), spec.get("x", "round"))
 
