@@ -170,6 +170,10 @@ def test_pair_digit_partition_and_zero_model():
     got = alg.round_metrics(st, prob, ctx)
     assert got["loss_F"] == pytest.approx(16 * np.log(10))
     assert got["loss_F"] == pytest.approx(got["loss_data"] + alg.lam * got["loss_penalty"])
+    st.w = np.random.default_rng(0).normal(size=prob.dim)       # loss_F summed in the order of every earlier build
+    Wn, rel = alg.worker_models(st)[prob.reliable], prob.reliable
+    assert alg.round_metrics(st, prob, ctx)["loss_F"] == float(prob.reliable_losses(Wn, rel).sum() + alg.lam * huber(
+        st.w - Wn, alg.mu).sum() + prob.server_loss(st.w))
 
 
 # ---- algorithms -----------------------------------------------------------------------

@@ -167,6 +167,7 @@ class FRPG(SyncAlgorithm):
         + lam * loss_penalty (sum_n huber(w_0 - w_n)): the parts let F be compared at one lam across methods."""
         rel = problem.reliable
         Wn = self.worker_models(state)[rel]
-        data = problem.reliable_losses(Wn, rel).sum() + problem.server_loss(state.w)
-        penalty = huber(state.w - Wn, self.mu).sum()
-        return {"loss_F": float(data + self.lam * penalty), "loss_data": float(data), "loss_penalty": float(penalty)}
+        losses, penalty, server = problem.reliable_losses(Wn, rel).sum(), huber(state.w - Wn, self.mu).sum(), \
+            problem.server_loss(state.w)
+        return {"loss_F": float(losses + self.lam * penalty + server),          # the order of every earlier build
+                "loss_data": float(losses + server), "loss_penalty": float(penalty)}
