@@ -249,14 +249,6 @@ def column(df, col: str, by: str = "seed", how: str = "first", capped: str | Non
     return PerSeed(v, pd.Series(lb.to_numpy(bool), index=v.index), pd.Series(False, index=v.index))
 
 
-def fitted_ratio(x, y) -> float:
-    """``exp(slope * (max x - min x))`` of the least-squares line of ``log y`` on ``x``: the trend's
-    ratio between the ends of the grid (> 1: rises)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    slope = np.polyfit(x, np.log(y), 1)[0]
-    return float(np.exp(slope * (x.max() - x.min())))
-
-
 # ---- readings as data ----------------------------------------------------------------------------------
 def _final(rows, spec, by, x):
     return final(rows, spec["final"], int(spec.get("tail", 1)), by, x)
@@ -855,7 +847,7 @@ def read_across(paper: str, check: str, frames, summaries, reading: Mapping, swe
 
 
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
-           "mean_over", "rounds_to", "column", "fitted_ratio", "measure", "quantity", "compile_reading",
+           "mean_over", "rounds_to", "column", "measure", "quantity", "compile_reading",
            "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
