@@ -254,7 +254,7 @@ def test_status_block_generated_from_claims_parquet(tmp_path):
     assert main(["--check", "--results", results, str(doc)]) == 1
     assert main(["--results", results, str(doc)]) == 0
     text = doc.read_text()
-    assert "| fedepm | 2 | 1 | 0 | 0 | 3 | 0 | 1 | 0 | 0 |" in text and "| frpg | 1 | 0 | 1 | 0 | 2 | 0 | 0 | 0 | 0 |" in text
+    assert "| fedepm | 2 | 1 | 0 | 0 | 0 | 0 | 3 | 0 | 1 | 0 | 0 |" in text and "| frpg | 1 | 0 | 0 | 1 | 0 | 0 | 2 | 0 | 0 | 0 | 0 |" in text
     assert text.startswith("intro\n") and text.endswith("outro\n") and "old counts" not in text
     assert main(["--check", "--results", results, str(doc)]) == 0
 

@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from fedrepro.experiments.cells import paper_file, read_yaml
-from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, Decision, Replicates,
+from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, VERDICTS, Decision, Replicates,
                                       accepted_range, decide)
 
 KINDS = ("paper", "check", "twin")
@@ -286,7 +286,7 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
         counts = part["verdict"].value_counts().to_dict()
         revised = int(part["revised_after_verdict"].sum()) if "revised_after_verdict" in part else 0
         lines += [f"## {heading}", "",
-                  "Verdicts: " + ", ".join(f"{k} {counts[k]}" for k in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)
+                  "Verdicts: " + ", ".join(f"{k} {counts[k]}" for k in VERDICTS
                                            if k in counts)
                   + (f"; {revised} of them rest on a reading revised after a verdict of it was seen (the verdict "
                      "before each revision is shown with the claim)" if revised else ""), ""]
@@ -319,7 +319,7 @@ def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:
     return data.get("claims", []) if isinstance(data, dict) else data
 
 
-STATUS_COLUMNS = ["paper", HOLDS, FAILS, UNDECIDED, UNAVAILABLE, "statements", "revised after a verdict",
+STATUS_COLUMNS = ["paper", *VERDICTS, "statements", "revised after a verdict",
                   "checks passed", "checks failed", "checks not run"]
 
 
@@ -335,7 +335,7 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
         kind = t["kind"] if "kind" in t else pd.Series("paper", index=t.index)
         stm, chk = t[kind == "paper"]["verdict"].value_counts(), t[kind == "check"]["verdict"].value_counts()
         revised = t["revised_after_verdict"] if "revised_after_verdict" in t else pd.Series(False, index=t.index)
-        rows.append({"paper": paper, **{v: int(stm.get(v, 0)) for v in (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)},
+        rows.append({"paper": paper, **{v: int(stm.get(v, 0)) for v in VERDICTS},
                      "statements": int(stm.sum()),
                      "revised after a verdict": int(revised[kind == "paper"].astype(bool).sum()), "checks passed": int(chk.get(HOLDS, 0)),
                      "checks failed": int(chk.get(FAILS, 0)),

@@ -42,7 +42,11 @@ def _t_quantile(q: float, df: int) -> float:
 
 ALPHA = 0.05
 HOLDS, FAILS, UNDECIDED, UNAVAILABLE = "holds", "fails", "undecided", "unavailable"
-VERDICTS = (HOLDS, FAILS, UNDECIDED, UNAVAILABLE)
+# depends: decided at every value of a sweep of a parameter the paper does not state, holding at some
+# and failing at others (fedrepro.claims.sweep); incomplete: a cell the claim's reading needs is absent
+# from the results (the claim is never decided on a subset, fedrepro.claims.evaluate).
+DEPENDS, INCOMPLETE = "depends", "incomplete"
+VERDICTS = (HOLDS, FAILS, DEPENDS, UNDECIDED, INCOMPLETE, UNAVAILABLE)
 COMPARES = ("lt", "gt", "le", "ge", "approx", "rel", "band", "true")
 MAX_REPLICATES = 100_000
 
