@@ -42,7 +42,7 @@ from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDEC
 
 KINDS = ("paper", "check", "twin")
 COLUMNS = ["paper", "claim", "kind", "twin_of", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
-           "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "revisions",
+           "verdict", "why", "interval_lo", "interval_hi", "replicates", "replicates_needed", "p_value", "revisions",
            "revised_after_verdict"]
 ALLOWED_KEYS = {"id", "kind", "twin_of", "source", "text", "paper_value", "check", "args", "reading", "compare", "tolerance",
                 "tolerance_why", "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
@@ -214,6 +214,8 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
             "interval_lo": one.interval[0] if one else math.nan, "interval_hi": one.interval[1] if one else math.nan,
             "replicates": min(c.n for c in comps) if comps else 0,
             "replicates_needed": (decision.needed if decision and decision.needed is not None else 0),
+            # the smallest level at which the verdict is reached (fedrepro.claims.verdicts): NaN when not computed
+            "p_value": decision.p_value if decision is not None and decision.components else math.nan,
             # the reading's revisions (fedrepro.claims.registration): each with the verdict before it
             "revisions": revision_summary(claim), "revised_after_verdict": revised_after_verdict(claim)}
 
@@ -226,7 +228,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
     ``skipped`` maps experiment -> missing datasets (verdict ``unavailable``). A claim declared
     ``testable_at`` other scales is computed and shown but ``undecided`` at this ``scale``."""
     skipped = skipped or {}
-    rows = []
+    rows, family = [], {}
     for claim in claims:
         needed = claim.get("experiments") or []
         missing_data = sorted({d for e in needed for d in skipped.get(e, [])})
@@ -266,7 +268,34 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             extra = why or claim.get("why") or ""
             why = reason + (f"; {extra}" if extra else "")
         rows.append(_row(paper, claim, shown, state, why, decision))
+        if not (testable_at and scale is not None and scale not in testable_at) and decision.components:
+            family.setdefault(claim.get("kind"), []).append(len(rows) - 1)
+    _control_false_discoveries(rows, family)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+FDR_Q = 0.05
+
+
+def _control_false_discoveries(rows: list[dict], family: dict) -> None:
+    """A paper's statements (and, apart, its twins) decided at their own 95% level keep their verdict only
+    under Benjamini-Hochberg at false discovery rate :data:`FDR_Q` over the statements the build tested
+    (decided or undecided; docs/verdicts.md). Checks of our code are identities, not tested here."""
+    from fedrepro.claims.verdicts import fdr_control
+
+    for kind in ("paper", "twin"):
+        idx = family.get(kind, [])
+        if not idx:
+            continue
+        ps = [rows[i]["p_value"] if rows[i]["verdict"] in (HOLDS, FAILS) else 1.0 for i in idx]
+        kept = fdr_control(ps, FDR_Q)
+        for i, p, ok in zip(idx, ps, kept):
+            if rows[i]["verdict"] in (HOLDS, FAILS) and not ok:
+                r = rows[i]
+                r["why"] = (f"{r['verdict']} at its own 95% level (p = {p:.3g}) but not under the false discovery "
+                            f"control over this paper's {len(idx)} tested {'statements' if kind == 'paper' else 'twins'} "
+                            f"(Benjamini-Hochberg, q = {FDR_Q})" + (f"; {r['why']}" if r["why"] else ""))
+                r["verdict"] = UNDECIDED
 
 
 def to_markdown(table: pd.DataFrame, title: str) -> str:

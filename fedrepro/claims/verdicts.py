@@ -1,30 +1,50 @@
 """Verdicts from replicates: an interval for the compared quantity, then holds / fails / undecided.
 
 A check returns the quantity a claim compares as :class:`Replicates`: one value per replicate
-(a seed's paired difference of two methods, a repeated timing's ratio, ...). The engine puts a
-two-sided Student-t confidence interval on the mean of the replicates (on the mean of their logs
-for ``scale="log"``, i.e. on the geometric mean of a ratio) and compares the whole interval with
-the values the claim accepts:
+(a seed's paired difference of two methods, an instance's CPU-time ratio, ...). The engine puts a
+two-sided ``1 - alpha`` interval on it and compares the whole interval with the values the claim
+accepts:
 
 - ``holds``: every value of the interval is accepted;
 - ``fails``: no value of the interval is accepted;
 - ``undecided``: the interval straddles an edge of the accepted range; the verdict names the
-  interval and the number of replicates that the measured spread says would decide it (the
-  smallest n whose interval half-width ``t(n-1) s / sqrt(n)`` is below the distance from the
-  estimate to the edge).
+  interval and about how many replicates the measured spread says would decide it.
 
-A claim about several quantities at once ("at every k0 and m") returns a list of
-:class:`Replicates`; it holds when all components hold, fails when one fails, and each component's
-interval is at confidence ``1 - alpha / k`` (Bonferroni over the k components) so the statement
-as a whole is decided at ``1 - alpha``. ``alpha`` is 0.05 throughout (:data:`ALPHA`).
+**The interval** (docs/verdicts.md) is the hull of two intervals, so a verdict needs both:
 
-Strict comparisons (``lt``, ``gt``) are not met by a tie: a difference whose interval is [0, 0]
-fails ``lt 0``. A replicate from a run that hit its round cap is a bound, not a value
-(``lower_bound``): the true value is at least the one given, so the interval's upper end is
-+inf and such a claim can only be decided from the side the bound informs.
+1. the Student-t interval on the mean (on the mean of the logs for ``scale="log"``: the geometric
+   mean of a ratio) — the papers' statistic, an average over runs;
+2. the distribution-free interval on the median from order statistics ``[x_(k), x_(n+1-k)]``, the
+   inversion of the exact sign test (``scipy.stats.binom``): its coverage is at least
+   ``1 - alpha`` for any distribution, discrete or tied values included, so it never collapses on
+   ties; with ``n`` replicates its widest level is ``1 - 2 * 0.5**n``, hence a claim with fewer than
+   :func:`min_replicates` (6 at 95%) replicates is undecided whatever their values.
+
+A replicate from a run that hit its round cap is censored: ``lower_bound`` (the true value is at
+least the one given) or ``upper_bound``. The mean of censored values is not an estimate of the
+mean, so with any censored replicate only the order-statistic interval is used, computed with the
+censored values on their open side (``+inf`` for a lower bound when the upper end is taken,
+``-inf`` for an upper bound when the lower end is taken): both ends stay valid.
+
+``deterministic`` quantities (closed-form counts of the configuration) have no replicate noise: the
+interval is ``[min, max]`` of the values.
+
+**Several components** ("at every k0 and m": a list of :class:`Replicates`): the claim holds when
+every component holds at ``1 - alpha`` (an intersection-union test, Berger 1982: no correction
+needed, the claim as a whole is decided at ``1 - alpha``), and fails when one component fails at
+``1 - alpha / k`` (Bonferroni over the k components): one decided counterexample fails a universal
+claim. ``alpha`` is 0.05 throughout (:data:`ALPHA`).
+
+Every decided verdict has a p-value (:attr:`Decision.p_value`: the smallest level at which the same
+verdict is reached), which the paper-level error control uses (:func:`fdr_control`,
+Benjamini-Hochberg over a paper's statements).
+
+Strict comparisons (``lt``, ``gt``) are not met by a tie: a value on the edge counts on the wrong
+side of it.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -38,6 +58,37 @@ def _t_quantile(q: float, df: int) -> float:
     from scipy import stats
 
     return float(stats.t.ppf(q, df))
+
+
+def _t_sf(x: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.sf(x, df))
+
+
+@functools.lru_cache(maxsize=4096)
+def _binom_cdf(k: int, n: int) -> float:
+    """P(Binomial(n, 1/2) <= k), exact."""
+    from scipy import stats
+
+    return float(stats.binom.cdf(k, n, 0.5))
+
+
+@functools.lru_cache(maxsize=4096)
+def order_rank(n: int, alpha: float) -> int:
+    """The rank k of the distribution-free ``1 - alpha`` interval ``[x_(k), x_(n+1-k)]`` for the median
+    (the largest k with ``P(Binomial(n, 1/2) <= k - 1) <= alpha / 2``); 0 when n replicates are too
+    few for that level (the interval is then the whole line)."""
+    k = 0
+    while k + 1 <= (n + 1) // 2 and _binom_cdf(k, n) <= alpha / 2:
+        k += 1
+    return k
+
+
+def min_replicates(alpha: float = 0.05) -> int:
+    """The fewest replicates with which the distribution-free interval is finite at level ``1 - alpha``
+    (``2 * 0.5**n <= alpha``): 6 at 95%."""
+    return max(1, math.ceil(math.log2(2 / alpha) - 1e-12))
 
 
 ALPHA = 0.05
@@ -55,13 +106,13 @@ MAX_REPLICATES = 100_000
 class Replicates:
     """Replicate values of one compared quantity.
 
-    values: one per replicate (seeds, paired by seed where two methods share it; repetitions of a
-        timed run).
+    values: one per replicate (seeds, paired by seed where two methods share it; instances of a
+        timed configuration).
     label: what the quantity is, shown in the verdict ("FedEPM - SFedAvg CR, m=50 k0=4").
-    scale: ``linear`` (interval on the mean) or ``log`` (interval on the mean of the logs: ratios,
-        CPU times; values must be > 0).
+    scale: ``linear`` (t-interval on the mean) or ``log`` (on the mean of the logs: ratios, CPU
+        times; values must be > 0). The order-statistic interval is the same on either scale.
     lower_bound / upper_bound: per replicate, whether the value is only a bound of the true value
-        (a run that hit its round cap: its rounds are a lower bound).
+        (a run that hit its round cap: its rounds are a lower bound): censored, see the module doc.
     deterministic: the quantity has no replicate noise (e.g. a closed-form count of the
         configuration); the interval is [min, max] of the values.
     paper_value: the paper's value for this component, when it differs from the claim's.
@@ -100,8 +151,15 @@ class Replicates:
         return np.zeros(self.n, bool) if m is None else np.asarray(m, dtype=bool).ravel()
 
     @property
+    def censored(self) -> bool:
+        return bool(self._mask("lower_bound").any() or self._mask("upper_bound").any())
+
+    @property
     def estimate(self) -> float:
-        """Mean (geometric mean for ``scale='log'``)."""
+        """Mean (geometric mean for ``scale='log'``); with censored replicates, the median of the
+        values as given (censored ones included at their bound)."""
+        if self.censored:
+            return float(np.median(self.values))
         x = self._work()
         return self._back(float(x.mean()))
 
@@ -109,46 +167,124 @@ class Replicates:
         return np.log(self.values) if self.scale == "log" else self.values
 
     def _back(self, x: float) -> float:
-        return float(math.exp(x)) if self.scale == "log" else float(x)
+        if self.scale != "log":
+            return float(x)
+        return math.exp(x) if math.isfinite(x) else (0.0 if x < 0 else math.inf)
+
+    def _uses_t(self) -> bool:
+        return not self.deterministic and not self.censored and self.n >= 2
+
+    def t_interval(self, alpha: float = ALPHA) -> tuple[float, float]:
+        """Two-sided Student-t interval on the mean (geometric mean); the whole line when it does not
+        apply (one replicate, censored replicates)."""
+        if not self._uses_t():
+            return -math.inf, math.inf
+        x = self._work()
+        h = _t_quantile(1 - alpha / 2, self.n - 1) * float(x.std(ddof=1)) / math.sqrt(self.n)
+        return self._back(float(x.mean()) - h), self._back(float(x.mean()) + h)
+
+    def order_interval(self, alpha: float = ALPHA) -> tuple[float, float]:
+        """Distribution-free interval on the median, ``[x_(k), x_(n+1-k)]`` with k = :func:`order_rank`,
+        censored values on their open side (module doc)."""
+        k = order_rank(self.n, alpha)
+        if k == 0:
+            return -math.inf, math.inf
+        lo_vals = np.where(self._mask("upper_bound"), -math.inf, self.values)
+        hi_vals = np.where(self._mask("lower_bound"), math.inf, self.values)
+        return float(np.sort(lo_vals)[k - 1]), float(np.sort(hi_vals)[self.n - k])
 
     def interval(self, alpha: float = ALPHA) -> tuple[float, float]:
-        """Two-sided (1 - alpha) interval for the true mean (geometric mean), widened to +-inf on
-        the side that bound replicates leave open. One noisy replicate gives (-inf, inf)."""
-        x = self._work()
+        """The ``1 - alpha`` interval a verdict is read from: [min, max] for a deterministic quantity,
+        else the hull of :meth:`t_interval` and :meth:`order_interval` (module doc)."""
         if self.deterministic:
-            lo, hi = float(x.min()), float(x.max())
-        elif self.n < 2:
-            lo, hi = -math.inf, math.inf
-        else:
-            s = float(x.std(ddof=1))
-            h = _t_quantile(1 - alpha / 2, self.n - 1) * s / math.sqrt(self.n)
-            lo, hi = float(x.mean()) - h, float(x.mean()) + h
-        if self._mask("lower_bound").any():
-            hi = math.inf
-        if self._mask("upper_bound").any():
-            lo = -math.inf
-        back = (lambda t: math.exp(t) if math.isfinite(t) else (0.0 if t < 0 else math.inf)) if self.scale == "log" \
-            else float
-        return back(lo), back(hi)
+            return float(self.values.min()), float(self.values.max())
+        olo, ohi = self.order_interval(alpha)
+        tlo, thi = self.t_interval(alpha) if self._uses_t() else (olo, ohi)
+        return min(olo, tlo), max(ohi, thi)
 
-    def replicates_needed(self, edge: float, alpha: float) -> int | None:
-        """Smallest n whose interval half-width, at this spread, is below the distance from the
-        estimate to ``edge``; None when more replicates cannot decide (no spread to extrapolate,
-        the estimate on the edge, or a bound replicate leaving that side open)."""
+    def p_inside(self, lo, hi, lo_open, hi_open) -> float:
+        """The smallest level ``alpha`` at which :meth:`interval` lies inside the accepted range (1 when
+        it never does): the largest of the p-values of the range's finite edges, each the larger of
+        the t-test's and the sign test's."""
+        ps = [0.0]
+        if math.isfinite(lo):
+            ps.append(self._p_beyond(lo, lo_open, above=True))
+        if math.isfinite(hi):
+            ps.append(self._p_beyond(hi, hi_open, above=False))
+        return max(ps)
+
+    def p_outside(self, lo, hi, lo_open, hi_open) -> float:
+        """The smallest level at which :meth:`interval` lies wholly outside the accepted range."""
+        ps = [1.0]
+        if math.isfinite(lo):   # the interval below lo (below or on it when lo is open)
+            ps.append(self._p_beyond(lo, not lo_open, above=False))
+        if math.isfinite(hi):
+            ps.append(self._p_beyond(hi, not hi_open, above=True))
+        return min(ps)
+
+    def _p_beyond(self, edge: float, strict: bool, above: bool) -> float:
+        """Smallest alpha at which the interval's lower end (above=True) is above ``edge`` (strictly when
+        ``strict``), or its upper end below it. Exact for the sign test (a value on a strict edge is on
+        the wrong side); for the t part, 2 P(T > |d| / se) on the right side of the edge."""
+        v = self.values
+        if self.deterministic:
+            ok = np.all(v > edge) if above and strict else np.all(v >= edge) if above else \
+                np.all(v < edge) if strict else np.all(v <= edge)
+            return 0.0 if ok else 1.0
+        if above:
+            vals = np.where(self._mask("upper_bound"), -math.inf, v)
+            wrong = int(np.sum(vals <= edge) if strict else np.sum(vals < edge))
+        else:
+            vals = np.where(self._mask("lower_bound"), math.inf, v)
+            wrong = int(np.sum(vals >= edge) if strict else np.sum(vals > edge))
+        # the order-statistic end is inside at level a iff order_rank(n, a) > wrong
+        p_sign = min(1.0, 2 * _binom_cdf(wrong, self.n)) if wrong < (self.n + 1) // 2 else 1.0
+        if not self._uses_t():
+            return p_sign
+        if self.scale == "log" and edge <= 0:
+            return p_sign if above else 1.0
+        x = self._work()
+        e = math.log(edge) if self.scale == "log" else edge
+        d = (float(x.mean()) - e) * (1 if above else -1)
+        s = float(x.std(ddof=1))
+        if s == 0:   # the t-interval is the point mean: inside at every level or at none
+            p_t = 0.0 if d > 0 or (d == 0 and not strict) else 1.0
+        else:
+            p_t = 1.0 if d <= 0 else min(1.0, 2 * _t_sf(d / (s / math.sqrt(self.n)), self.n - 1))
+        return max(p_sign, p_t)
+
+    def replicates_needed(self, edge: float, alpha: float, above: bool | None = None) -> int | None:
+        """About how many replicates would put the interval on the estimate's side of ``edge``: the
+        larger of the t-interval's need at the measured spread and the sign test's at the measured
+        share of replicates on that side (at least :func:`min_replicates`). None when more replicates
+        cannot decide (the estimate on the edge, no more than half the replicates on its side, a
+        censored side left open)."""
         if self.deterministic or self.n < 2:
+            return None
+        if self.scale == "log" and edge <= 0:
             return None
         x = self._work()
         e = math.log(edge) if self.scale == "log" else edge
-        if self.scale == "log" and edge <= 0:
-            return None
-        d = abs(float(x.mean()) - e)
+        centre = float(np.median(x)) if self.censored else float(x.mean())
+        if above is None:
+            above = centre > e
         s = float(x.std(ddof=1))
-        if d <= 1e-12 * max(1.0, abs(e), s) or s == 0:
+        d = (centre - e) * (1 if above else -1)
+        if d <= 1e-12 * max(1.0, abs(e), s):
             return None
-        for n in range(max(self.n, 2), MAX_REPLICATES + 1):
-            if _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n) < d:
-                return n
-        return None
+        right = np.sum(x > e) if above else np.sum(x < e)
+        if above and self._mask("upper_bound").any() or not above and self._mask("lower_bound").any():
+            right = right - np.sum(self._mask("upper_bound" if above else "lower_bound") & ((x > e) if above else (x < e)))
+        q = float(right) / self.n
+        if q <= 0.5:
+            return None
+        need = None
+        for n in range(max(self.n, min_replicates(alpha)), MAX_REPLICATES + 1):
+            if order_rank(n, alpha) > round((1 - q) * n) and (
+                    not self._uses_t() or s == 0 or _t_quantile(1 - alpha / 2, n - 1) * s / math.sqrt(n) < d):
+                need = n
+                break
+        return need
 
 
 def accepted_range(paper_value, compare: str, tolerance=None) -> tuple[float, float, bool, bool]:
@@ -190,6 +326,7 @@ class ComponentVerdict:
     verdict: str
     needed: int | None = None
     note: str = ""
+    p_value: float = 1.0    # smallest level at which this component reaches its verdict (1: undecided)
 
     def text(self, note: bool = True) -> str:
         lo, hi = self.interval
@@ -202,6 +339,7 @@ class Decision:
     verdict: str
     components: tuple[ComponentVerdict, ...] = field(default_factory=tuple)
     confidence: float = 1 - ALPHA
+    p_value: float = 1.0    # holds: the largest component p (intersection-union); fails: k x the smallest
 
     @property
     def needed(self) -> int | None:
@@ -220,16 +358,19 @@ class Decision:
     def reason(self) -> str:
         """Why the claim does not hold: the failing or open components with their intervals, and
         what would decide the open ones."""
-        level = f"{self.confidence:.0%}" + (" family-wise (Bonferroni)" if len(self.components) > 1 else "")
-        bad = [c for c in self.components if c.verdict == FAILS]
+        k = len(self.components)
         if self.verdict == FAILS:
+            level = f"{1 - (1 - self.confidence) / k:.4g}".rstrip("0") if k > 1 else f"{self.confidence:.0%}"
+            level = (f"{float(level):.2%} (Bonferroni over {k} components)" if k > 1 else level)
+            bad = [c for c in self.components if c.verdict == FAILS]
             return f"{level} interval outside the accepted range: " + "; ".join(c.text() for c in bad)
         if self.verdict == UNDECIDED:
+            level = f"{self.confidence:.0%}" + (" per component (all must hold)" if k > 1 else "")
             open_ = [c for c in self.components if c.verdict == UNDECIDED]
             need = self.needed
             notes = sorted({c.note for c in open_ if c.note})
-            tail = (f"about {need} replicates at the measured spread would decide it" if need is not None else
-                    "; ".join(notes) or "more replicates cannot decide it")
+            tail = "; ".join(([f"about {need} replicates at the measured spread would decide it"] if need is not None
+                              else []) + notes) or "more replicates cannot decide it"
             return (f"{level} interval straddles the accepted range: " + "; ".join(c.text(note=len(notes) > 1) for c in open_)
                     + f" — {tail}")
         return ""
@@ -239,49 +380,78 @@ def _num(x: float) -> str:
     return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:.4g}"
 
 
-def decide_component(rep: Replicates, paper_value, compare: str, tolerance=None, alpha: float = ALPHA) -> ComponentVerdict:
-    p = rep.paper_value if rep.paper_value is not None else paper_value
-    lo, hi, lo_open, hi_open = accepted_range(p, compare, tolerance)
-    ilo, ihi = rep.interval(alpha)
+def _component(rep: Replicates, p, compare, tolerance, alpha: float, fail_alpha: float) -> ComponentVerdict:
+    """One component: fails when its ``1 - fail_alpha`` interval is outside the accepted range, holds when
+    its ``1 - alpha`` interval is inside, else undecided (with the replicates that would decide it)."""
+    rng = accepted_range(p, compare, tolerance)
+    lo, hi, lo_open, hi_open = rng
     est = rep.estimate
-    if _inside(ilo, lo, hi, lo_open, hi_open) and _inside(ihi, lo, hi, lo_open, hi_open):
-        return ComponentVerdict(rep.label, est, (ilo, ihi), rep.n, HOLDS)
-    below = ihi < lo or (ihi == lo and lo_open)
-    above = ilo > hi or (ilo == hi and hi_open)
-    if below or above:
-        return ComponentVerdict(rep.label, est, (ilo, ihi), rep.n, FAILS)
+    p_out, p_in = rep.p_outside(*rng), rep.p_inside(*rng)
+    if p_out <= fail_alpha:
+        return ComponentVerdict(rep.label, est, rep.interval(fail_alpha), rep.n, FAILS, p_value=p_out)
+    ilo, ihi = rep.interval(alpha)
+    if p_in <= alpha:
+        return ComponentVerdict(rep.label, est, (ilo, ihi), rep.n, HOLDS, p_value=p_in)
     edges = [e for e in (lo, hi) if math.isfinite(e)]
     edge = min(edges, key=lambda e: abs(est - e)) if edges else None
     needed, note = None, ""
-    if rep.n < 2 and not rep.deterministic:
-        note = "one replicate: its spread is unknown (needs >= 2)"
-    elif (rep._mask("lower_bound").any() and ihi == math.inf) or (rep._mask("upper_bound").any() and ilo == -math.inf):
-        note = "capped runs give only a bound: a higher round cap would decide it"
-        needed = None
-    elif edge is not None:
+    n_min = min_replicates(alpha)
+    if rep.deterministic:
+        note = "deterministic values on both sides of the edge"
+    elif p_out <= alpha:
+        note = (f"outside at {1 - alpha:.0%} but not at the {1 - fail_alpha:.4g} level one component needs "
+                "to fail the claim")
+    elif rep.n < n_min:
+        note = f"{rep.n} replicate(s): the distribution-free interval needs at least {n_min} at {1 - alpha:.0%}"
+    if not rep.deterministic and edge is not None and not (p_out <= alpha):
         needed = rep.replicates_needed(edge, alpha)
-        if needed is None:
-            x = rep._work()
-            e = math.log(edge) if rep.scale == "log" and edge > 0 else edge
-            on_edge = abs(float(x.mean()) - e) <= 1e-12 * max(1.0, abs(e), float(x.std(ddof=1)))
-            note = ("the estimate sits on the edge: no number of replicates decides it" if on_edge else
-                    f"more than {MAX_REPLICATES} replicates at this spread")
+        if needed is None and not note:
+            censored_open = (rep._mask("lower_bound").any() and ihi == math.inf) or \
+                (rep._mask("upper_bound").any() and ilo == -math.inf)
+            if censored_open:
+                note = "capped runs give only a bound: a higher round cap would decide it"
+            else:
+                note = ("the estimate sits on the edge or half the replicates are on each side: no number of "
+                        "replicates decides it")
     return ComponentVerdict(rep.label, est, (ilo, ihi), rep.n, UNDECIDED, needed, note)
 
 
+def decide_component(rep: Replicates, paper_value, compare: str, tolerance=None, alpha: float = ALPHA) -> ComponentVerdict:
+    """A single quantity's verdict at ``1 - alpha``."""
+    p = rep.paper_value if rep.paper_value is not None else paper_value
+    return _component(rep, p, compare, tolerance, alpha, alpha)
+
+
 def decide(value, paper_value, compare: str, tolerance=None, alpha: float = ALPHA) -> Decision:
-    """The verdict of a claim from its check's value: :class:`Replicates`, a list of them (all must
-    hold; Bonferroni), or, for ``compare: true`` (``kind: check`` only), a truthy value."""
+    """The verdict of a claim from its check's value: :class:`Replicates`, a list of them (holds when every
+    component holds at ``1 - alpha``; fails when one fails at ``1 - alpha / k``), or, for
+    ``compare: true`` (``kind: check`` only), a truthy value."""
     if compare == "true":
         if isinstance(value, (Replicates, list, tuple)):
             raise ValueError("compare 'true' takes a truthy value, not replicates; use a numeric compare")
-        return Decision(HOLDS if bool(value) else FAILS)
+        return Decision(HOLDS if bool(value) else FAILS, p_value=0.0)
     comps = list(value) if isinstance(value, (list, tuple)) else [value]
     if not comps:
         raise ValueError("the check returned no replicates")
     comps = [c if isinstance(c, Replicates) else Replicates([float(c)]) for c in comps]
-    a = alpha / len(comps)
-    parts = tuple(decide_component(c, paper_value, compare, tolerance, a) for c in comps)
+    k = len(comps)
+    parts = tuple(_component(c, c.paper_value if c.paper_value is not None else paper_value, compare, tolerance,
+                             alpha, alpha / k) for c in comps)
     states = {c.verdict for c in parts}
-    verdict = FAILS if FAILS in states else HOLDS if states == {HOLDS} else UNDECIDED
-    return Decision(verdict, parts, 1 - alpha)
+    if FAILS in states:
+        return Decision(FAILS, parts, 1 - alpha, min(1.0, k * min(c.p_value for c in parts if c.verdict == FAILS)))
+    if states == {HOLDS}:
+        return Decision(HOLDS, parts, 1 - alpha, max(c.p_value for c in parts))
+    return Decision(UNDECIDED, parts, 1 - alpha, 1.0)
+
+
+def fdr_control(p_values, q: float = ALPHA) -> np.ndarray:
+    """Benjamini-Hochberg over a family of decided verdicts: ``True`` where the verdict stands at false
+    discovery rate ``q`` (undecided statements enter with p = 1). ``scipy.stats.false_discovery_control``
+    gives the adjusted p-values."""
+    p = np.asarray(list(p_values), dtype=float)
+    if p.size == 0:
+        return np.zeros(0, bool)
+    from scipy import stats
+
+    return stats.false_discovery_control(np.clip(p, 0.0, 1.0), method="bh") <= q
