@@ -37,8 +37,8 @@ from typing import Any
 import pandas as pd
 
 from fedrepro.experiments.cells import paper_file, read_yaml
-from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, UNAVAILABLE, UNDECIDED, VERDICTS, Decision, Replicates,
-                                      accepted_range, decide)
+from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS, Decision,
+                                      Replicates, accepted_range, decide)
 
 KINDS = ("paper", "check", "twin")
 COLUMNS = ["paper", "claim", "kind", "twin_of", "variant", "place", "quote", "text", "paper_value", "our_value", "compare", "tolerance",
@@ -221,12 +221,20 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
 
 
 def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, paper: str = "",
-             skipped: dict | None = None, scale: str | None = None) -> pd.DataFrame:
+             skipped: dict | None = None, scale: str | None = None, expected: dict | None = None) -> pd.DataFrame:
     """One row per claim: the source, our value (estimate and interval), the verdict and, for every
     row that does not hold, why (the intervals, the replicates that would decide, the missing data).
 
     ``skipped`` maps experiment -> missing datasets (verdict ``unavailable``). A claim declared
-    ``testable_at`` other scales is computed and shown but ``undecided`` at this ``scale``."""
+    ``testable_at`` other scales is computed and shown but ``undecided`` at this ``scale``.
+
+    Completeness: a claim whose required cells are not all present is ``incomplete``, its ``why``
+    names what is missing, and its check is not run (never decided on a subset). ``expected`` maps
+    experiment -> its cells at this scale (:class:`fedrepro.claims.completeness.ExpectedCells`, or a
+    list of cell mappings; :func:`~fedrepro.claims.completeness.expected_for_paper` gives them); every
+    experiment a claim names must be in it. Without ``expected``, only an experiment whose result
+    files are absent makes a claim incomplete."""
+    from fedrepro.claims.completeness import missing_for_claim
     skipped = skipped or {}
     rows, family = [], {}
     for claim in claims:
@@ -238,8 +246,13 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             rows.append(_row(paper, claim, verdict=UNAVAILABLE,
                              why=f"dataset unavailable here: {', '.join(missing_data)} (see results/skipped.md)"))
             continue
-        if absent:
-            rows.append(_row(paper, claim, why=f"results missing: {', '.join(absent)}"))
+        if expected is not None:
+            lacking = missing_for_claim(needed, expected, frames, summaries)
+            if lacking:
+                rows.append(_row(paper, claim, verdict=INCOMPLETE, why="; ".join(m.describe() for m in lacking)))
+                continue
+        elif absent:
+            rows.append(_row(paper, claim, verdict=INCOMPLETE, why=f"results missing: {', '.join(absent)}"))
             continue
         name = check_name(claim)
         if name not in checks:

@@ -105,12 +105,21 @@ def id_pattern(outputs: dict, kind: str) -> str:
 
 
 def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
-                   root: str | Path | None = None, scale: str | None = None):
-    """Evaluate the paper's claims file against the results of a build; returns (table, markdown)."""
+                   root: str | Path | None = None, scale: str | None = None, config: dict | None = None):
+    """Evaluate the paper's claims file against the results of a build; returns (table, markdown).
+
+    With the build's ``config`` (and its ``scale``), every claim is checked for completeness against
+    the cells its experiments expand to (:mod:`fedrepro.claims.completeness`): a claim missing any is
+    ``incomplete``, not decided on the cells present."""
     claims = load_claims(paper, root)
     paper_checks = checks(paper, root) if claims else {}
     validate_claims(claims, paper, paper_checks)
     experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
     frames, summaries = load_results(paper, experiments, results_dir)
-    table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale)
+    expected = None
+    if config is not None:
+        from fedrepro.claims.completeness import expected_for_paper
+        expected = expected_for_paper(paper, experiments, scale or config.get("scale", "quick"), config,
+                                      root or ".")
+    table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale, expected)
     return table, to_markdown(table, paper)

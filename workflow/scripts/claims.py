@@ -15,7 +15,9 @@ with logged(snakemake):
     os.environ["FEDREPRO_PROCESSED"] = str((snakemake.config.get("data") or {}).get("processed", "data/processed"))
     missing = {e: d for (p, e), d in snakemake.params.skipped.items() if p == paper}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the workflow's root
-    table, markdown = evaluate_paper(paper, "results", skipped=missing, root=root, scale=snakemake.params.scale)
+    # the cells each claim's experiments expand to at this scale: a claim missing any is incomplete
+    table, markdown = evaluate_paper(paper, "results", skipped=missing, root=root, scale=snakemake.params.scale,
+                                     config=snakemake.config)
     print(markdown)
     write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
     write_text_atomic(snakemake.output.md, markdown)
