@@ -494,7 +494,12 @@ def test_fig1_all_reach_holds_fails_or_is_bounded():
     # stalled above the target although the grid reaches the paper's smallest step: a genuine failure
     frames, summ = _fig1({**reach, "fedalt": "stall"}, step=2.0 ** -7)
     v, why, ours = _verdict("fig1_same_objective", summ, frames)
-    assert v == "fails" and "0.75 [0.75, 0.75]" in ours and "stalled" in why
+    assert v == "fails" and ours == "4 comparisons: holds 3, fails 1" and "stalled" in why
+    assert "FedAlt reaches f_A at k0 = 10 (1: yes, 0: no): 0 [0, 0] (n=2)" in why     # the counterexample
+    # still converging at the cap: 0 as a lower bound, open (a higher round cap would decide it)
+    frames, summ = _fig1({**reach, "fedsim": "converging"})
+    v, why, ours = _verdict("fig1_same_objective", summ, frames)
+    assert v == "undecided" and "FedSim reaches f_A at k0 = 10 (1: yes, 0: no): 0 [0, inf]" in why
     # the same stall on a grid coarser than the paper's counts too (the exception added after the fail
     # is withdrawn, issue #42); the note names the grid
     frames, summ = _fig1({**reach, "fedalt": "stall"})
