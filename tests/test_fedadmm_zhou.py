@@ -598,3 +598,20 @@ def test_fig5_most_desirable_needs_the_fewest_cr_and_the_shortest_time_at_every_
                     lambda a, m, i: 1.0 if a == "fedadmm" else 2.0)
     d = decide(check({}, worse), 1.0, "lt")                               # the CR half: not the fewest at m = 400
     assert d.verdict == "fails" and [c.verdict for c in d.components] == ["holds", "fails", "holds", "holds"]
+
+
+def test_fig2_fastest_is_decided_per_example_and_k0():
+    """'FedADMM behaves the best in terms of ... running the fastest' (issue #43): per example and k0, FedADMM's
+    median CPU time over the fastest baseline's per timing repetition; one decided slower k0 fails it."""
+    rows = {(alg, k0, i): 20 for alg in ALG5 for k0 in (1, 10, 50) for i in range(3)}
+    s = {**_summary("fig2_ls", "k0", rows), **_summary("fig2_qot", "k0", rows)}
+
+    def timed(slow_at=None):
+        t = _timing(s, "fig2_ls", lambda a, k0, i: (4.5 if k0 == slow_at else 1.0) if a == "fedadmm" else 2.0 + i)
+        return _timing(t, "fig2_qot", lambda a, k0, i: 1.0 if a == "fedadmm" else 2.0)
+
+    v, why, ours = _verdict("fig2_fastest", timed())
+    assert v == "holds" and ours == "6 comparisons: holds 6"
+    v, why, ours = _verdict("fig2_fastest", timed(slow_at=10))
+    assert v == "fails" and ours == "6 comparisons: holds 5, fails 1"
+    assert "Ex. 5.1: FedADMM / fastest baseline CPU time at k0 = 10: 1.5" in why
