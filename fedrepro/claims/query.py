@@ -275,6 +275,12 @@ def _lowest_share(rows, spec, by, x):
                         by, spec.get("capped"), int(spec.get("complete", 1)), spec.get("above"))
 
 
+def _lowest_margin(rows, spec, by, x):
+    return lowest_margin(rows, spec["lowest_margin"], spec.get("group", "algorithm"), spec["value"], by,
+                         spec.get("capped"), int(spec.get("complete", 1)), spec.get("over"), spec.get("above"),
+                         bool(spec.get("ratio", False)))
+
+
 def _gap(rows, spec, by, x):
     return informative_gap(rows, spec["gap"], spec["minus"])
 
@@ -309,7 +315,7 @@ def _penalised(rows, spec, by, x):
 #: the measure kinds of a reading's side, by key. A compiled reading holds only the functions of the kinds it
 #: uses, so its fingerprint covers those and a new kind here changes no other reading.
 MEASURE_KINDS = {"final": _final, "at": _at, "mean": _mean, "rounds_to": _rounds_to, "column": _column,
-                 "lowest_share": _lowest_share, "gap": _gap, "reaches": _reaches, "percent": _percent,
+                 "lowest_share": _lowest_share, "lowest_margin": _lowest_margin, "gap": _gap, "reaches": _reaches, "percent": _percent,
                  "initial": _initial, "saved": _saved, "stays_from": _stays_from, "penalised": _penalised}
 MEASURES = tuple(MEASURE_KINDS)
 OPS = {"minus": "__sub__", "over": "ratio", "reduction": "reduction"}
@@ -329,7 +335,9 @@ def measure(rows: pd.DataFrame, spec: Mapping) -> PerSeed:
     ``{final: metric, tail: 1}``, ``{at: round, metric: m}``, ``{mean: metric, from: lo, to: hi}``,
     ``{rounds_to: level, metric: m, below: false}``, ``{column: name, how: first, capped: col}``,
     ``{lowest_share: target, group: algorithm, over: col(s), value: col, capped: col, complete: 1, above: x}``
-    (:func:`lowest_share`), ``{penalised: data_col, penalty: col, lam: 1.6}`` (the final data part plus lam times
+    (:func:`lowest_share`), ``{lowest_margin: target, group: algorithm, value: col, capped: col, complete: 1,
+    over: col, above: x, ratio: false}`` (:func:`lowest_margin`: one setting's component of "the target is the
+    lowest at every setting"), ``{penalised: data_col, penalty: col, lam: 1.6}`` (the final data part plus lam times
     the final penalty: an objective at one penalty weight for runs that used others), and the kinds of
     :data:`MEASURE_KINDS`;
     ``by`` (default ``seed``) names the replicate column, ``x`` (default ``round``) the time axis."""
@@ -497,6 +505,38 @@ def lowest_share(df, target, among: str, over, value: str, by: str = "seed", cap
             vals[_key(rep)] = sum(s is True for s in states) / len(states)
             lb[_key(rep)] = any(s is None for s in states)
     return PerSeed.bounded(vals, lower=lb)
+
+
+def lowest_margin(df, target, among: str, value: str, by: str = "seed", capped: str | None = None,
+                  complete: int = 1, over: str | None = None, above: float | None = None,
+                  ratio: bool = False) -> PerSeed:
+    """Per replicate ``by``, paired: the ``value`` of the row of ``among == target`` minus (``ratio``: over) the
+    lowest ``value`` of the other groups of ``among`` in ``df`` (the rows of ONE setting). Negative (below 1):
+    the target is strictly the lowest there; a tie gives 0 (1), which a strict ``lt`` does not accept.
+
+    A universal statement ("at every k0 it uses the fewest CR") is read with one component per setting
+    (a reading's ``per:``), each this margin: the engine fails the statement on one decided counterexample
+    instead of putting an interval on a share of the settings (:func:`lowest_share`, the reading for
+    "most" / "almost all"). ``capped`` names a boolean column of rows whose value is a lower bound (a run that
+    hit its cap): the flags of :func:`extreme` and of the difference (ratio) follow, so a capped other above
+    the target is a decided win, a capped target above an uncapped other a decided loss, and anything else
+    a capped run leaves open stays open. The setting gives no replicates when the target or fewer than
+    ``complete`` other groups ran, or (``above``) when its ``over`` value is not above ``above``; a replicate
+    that one of the groups lacks is left out."""
+    if df is None or df.empty or value not in df.columns or among not in df.columns:
+        return EMPTY
+    if above is not None:
+        if over not in df.columns:
+            raise ValueError(f"lowest_margin: 'above: {above}' needs 'over:' naming a column of the rows "
+                             f"(got over={over!r}; columns: {sorted(df.columns)})")
+        df = df[df[over] > above]
+    mine = column(df[df[among] == target], value, by, capped=capped)
+    others = [column(g, value, by, capped=capped) for _, g in settings(df[df[among] != target], among)]
+    others = [p for p in others if len(p)]
+    if not len(mine) or len(others) < max(complete, 1):
+        return EMPTY
+    best = extreme(others, lowest=True)
+    return mine.ratio(best) if ratio else mine - best
 
 
 def ahead(a: PerSeed, b: PerSeed, lower: bool = False) -> PerSeed:
@@ -848,7 +888,7 @@ def read_across(paper: str, check: str, frames, summaries, reading: Mapping, swe
 
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "measure", "quantity", "compile_reading",
-           "lowest_share", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
+           "lowest_share", "lowest_margin", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
            "memo_frame", "beside", "listing", "informative_gap", "reaches", "saved", "filled", "read_filled",
