@@ -101,7 +101,7 @@ def test_evaluate_claims_from_results():
         _claim(id="c3", experiments=["x"]),
         _claim(id="c4", kind="check", compare="true", check="dec"),
     ]
-    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8]),
+    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8, -1.1, -0.9, -1.05]),
               "rounds": lambda f, s: Replicates([int(s["e"]["rounds"].iloc[0])], deterministic=True),
               "dec": lambda f, s: bool(f["e"]["objective"].iloc[-1] < f["e"]["objective"].iloc[0])}
     validate_claims(claims, "p", checks, experiments={"e", "x"})
@@ -109,7 +109,7 @@ def test_evaluate_claims_from_results():
     assert table["verdict"].tolist() == ["holds", "holds", "unavailable", "holds"]
     assert "real_sim" in table["why"].iloc[2]
     assert table["kind"].tolist() == ["paper", "paper", "paper", "check"]
-    assert table["quote"].iloc[0] == "A beats B." and table["replicates"].iloc[0] == 3
+    assert table["quote"].iloc[0] == "A beats B." and table["replicates"].iloc[0] == 6
     md = to_markdown(table, "p")
     assert "## Paper statements" in md and "## Checks of our implementation" in md and "| c2 |" in md
 
@@ -123,18 +123,37 @@ def test_every_row_that_does_not_hold_says_why():
         _claim(id="verify_only", testable_at=["verify", "paper"], untestable_reason="needs 5 seeds: scale verify"),
         _claim(id="static_why", check="explained", why="the paper's step is unstated"),
     ]
-    checks = {"d": lambda f, s: Replicates([1.0, 1.2, 0.8]) if "fails" in str(s) else Replicates([1.0, 1.2, 0.8]),
+    up = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05, 1.15]
+    checks = {"d": lambda f, s: Replicates(up),
               "capped": lambda f, s: NotTestable("3 of 4 runs hit max_rounds = 60"),
-              "explained": lambda f, s: Outcome(Replicates([0.1, -0.3, 0.2]), "FedAlt hit its cap")}
+              "explained": lambda f, s: Outcome(Replicates([0.1, -0.3, 0.2, 0.1, -0.3, 0.2]), "FedAlt hit its cap")}
     t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="quick").set_index("claim")
     assert t.loc["fails", "verdict"] == "fails" and "outside the accepted range" in t.loc["fails", "why"]
     assert t.loc["capped", "verdict"] == "undecided" and "max_rounds = 60" in t.loc["capped", "why"]
     assert t.loc["verify_only", "verdict"] == "undecided" and "scale verify" in t.loc["verify_only", "why"]
-    assert t.loc["verify_only", "our_value"].startswith("1 [")          # computed and shown all the same
+    assert t.loc["verify_only", "our_value"].startswith("1.029 [")      # computed and shown all the same
     assert t.loc["static_why", "verdict"] == "undecided"
     assert "FedAlt hit its cap" in t.loc["static_why", "why"] and "sits on the edge" in t.loc["static_why", "why"]
     t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p", scale="verify").set_index("claim")
     assert t.loc["verify_only", "verdict"] == "fails"
+
+
+def test_verdicts_are_kept_under_the_papers_false_discovery_control():
+    """Benjamini-Hochberg over the statements a build tested (docs/verdicts.md): one statement decided
+    at p = 2/64 among five tested, the others open, does not stand; among five decided ones it does.
+    Checks of our code are outside the family."""
+    df = small_run()
+    six = Replicates([-1.0] * 6)                      # holds at p = 2 * 0.5**6 = 0.03125
+    open_ = Replicates([-1.0, 1.0, -0.5, 0.5, -0.2, 0.3])
+    claims = [_claim(id="c0")] + [_claim(id=f"o{i}", check="open") for i in range(4)] + [
+        _claim(id="k", kind="check", compare="true", check="dec")]
+    checks = {"d": lambda f, s: six, "open": lambda f, s: open_, "dec": lambda f, s: True}
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    assert t.loc["c0", "verdict"] == "undecided" and "Benjamini-Hochberg" in t.loc["c0", "why"]
+    assert t.loc["c0", "p_value"] == pytest.approx(2 / 64) and t.loc["k", "verdict"] == "holds"
+    checks["open"] = lambda f, s: six
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    assert (t["verdict"] == "holds").all()
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -269,7 +288,8 @@ def test_a_twin_is_shown_beside_its_statement_and_not_counted(tmp_path):
     df = small_run()
     claims = [_claim(id="c1", variant="early code"),
               _claim(id="c1_alg1", kind="twin", twin_of="c1", variant="Algorithm 1 as printed", check="worse")]
-    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8]), "worse": lambda f, s: Replicates([1.0, 1.2, 0.8])}
+    checks = {"d": lambda f, s: Replicates([-1.0, -1.2, -0.8, -1.1, -0.9, -1.05, -1.0]),
+              "worse": lambda f, s: Replicates([1.0, 1.2, 0.8, 1.1, 0.9, 1.05, 1.0])}
     validate_claims(claims, "p", checks, experiments={"e"})
     table = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p")
     assert table["verdict"].tolist() == ["holds", "fails"] and table["twin_of"].tolist() == ["", "c1"]
