@@ -160,11 +160,18 @@ class Replicates:
         values as given (censored ones included at their bound)."""
         if self.censored:
             return float(np.median(self.values))
-        x = self._work()
-        return self._back(float(x.mean()))
+        return self._back(self._mean_sd()[0])
 
     def _work(self) -> np.ndarray:
         return np.log(self.values) if self.scale == "log" else self.values
+
+    def _mean_sd(self) -> tuple[float, float]:
+        """Mean and sample standard deviation on the working scale; exactly (value, 0) for equal values
+        (a float mean of equal values can miss the value by an ulp and invent a spread)."""
+        x = self._work()
+        if np.ptp(x) == 0:
+            return float(x[0]), 0.0
+        return float(x.mean()), float(x.std(ddof=1))
 
     def _back(self, x: float) -> float:
         if self.scale != "log":
@@ -179,9 +186,9 @@ class Replicates:
         apply (one replicate, censored replicates)."""
         if not self._uses_t():
             return -math.inf, math.inf
-        x = self._work()
-        h = _t_quantile(1 - alpha / 2, self.n - 1) * float(x.std(ddof=1)) / math.sqrt(self.n)
-        return self._back(float(x.mean()) - h), self._back(float(x.mean()) + h)
+        m, sd = self._mean_sd()
+        h = _t_quantile(1 - alpha / 2, self.n - 1) * sd / math.sqrt(self.n)
+        return self._back(m - h), self._back(m + h)
 
     def order_interval(self, alpha: float = ALPHA) -> tuple[float, float]:
         """Distribution-free interval on the median, ``[x_(k), x_(n+1-k)]`` with k = :func:`order_rank`,
@@ -243,10 +250,9 @@ class Replicates:
             return p_sign
         if self.scale == "log" and edge <= 0:
             return p_sign if above else 1.0
-        x = self._work()
+        m, s = self._mean_sd()
         e = math.log(edge) if self.scale == "log" else edge
-        d = (float(x.mean()) - e) * (1 if above else -1)
-        s = float(x.std(ddof=1))
+        d = (m - e) * (1 if above else -1)
         if s == 0:   # the t-interval is the point mean: inside at every level or at none
             p_t = 0.0 if d > 0 or (d == 0 and not strict) else 1.0
         else:
@@ -265,10 +271,10 @@ class Replicates:
             return None
         x = self._work()
         e = math.log(edge) if self.scale == "log" else edge
-        centre = float(np.median(x)) if self.censored else float(x.mean())
+        m, s = self._mean_sd()
+        centre = float(np.median(x)) if self.censored else m
         if above is None:
             above = centre > e
-        s = float(x.std(ddof=1))
         d = (centre - e) * (1 if above else -1)
         if d <= 1e-12 * max(1.0, abs(e), s):
             return None
