@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from fedrepro.experiments.cells import paper_file, read_yaml
-from fedrepro.claims.verdicts import (COMPARES, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS, Decision,
+from fedrepro.claims.verdicts import (ALPHA, COMPARES, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS, Decision,
                                       Replicates, accepted_range, decide)
 
 KINDS = ("paper", "check", "twin")
@@ -221,7 +221,8 @@ def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decisio
 
 
 def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, paper: str = "",
-             skipped: dict | None = None, scale: str | None = None, expected: dict | None = None) -> pd.DataFrame:
+             skipped: dict | None = None, scale: str | None = None, expected: dict | None = None,
+             alpha: float = ALPHA) -> pd.DataFrame:
     """One row per claim: the source, our value (estimate and interval), the verdict and, for every
     row that does not hold, why (the intervals, the replicates that would decide, the missing data).
 
@@ -266,7 +267,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             reason = value.reason if isinstance(value, NotTestable) else "the check found no value in these results"
             rows.append(_row(paper, claim, why=reason))
             continue
-        decision = decide(value, claim.get("paper_value"), compare, tolerance)
+        decision = decide(value, claim.get("paper_value"), compare, tolerance, alpha)
         shown = (decision.summary() if decision.components else _fmt(value)) + (f" [{detail}]" if detail else "")
         state = decision.verdict
         testable_at = claim.get("testable_at")
@@ -283,14 +284,14 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         rows.append(_row(paper, claim, shown, state, why, decision))
         if not (testable_at and scale is not None and scale not in testable_at) and decision.components:
             family.setdefault(claim.get("kind"), []).append(len(rows) - 1)
-    _control_false_discoveries(rows, family)
+    _control_false_discoveries(rows, family, alpha)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 FDR_Q = 0.05
 
 
-def _control_false_discoveries(rows: list[dict], family: dict) -> None:
+def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q) -> None:
     """A paper's statements (and, apart, its twins) decided at their own 95% level keep their verdict only
     under Benjamini-Hochberg at false discovery rate :data:`FDR_Q` over the statements the build tested
     (decided or undecided; docs/verdicts.md). Checks of our code are identities, not tested here."""
@@ -301,13 +302,13 @@ def _control_false_discoveries(rows: list[dict], family: dict) -> None:
         if not idx:
             continue
         ps = [rows[i]["p_value"] if rows[i]["verdict"] in (HOLDS, FAILS) else 1.0 for i in idx]
-        kept = fdr_control(ps, FDR_Q)
+        kept = fdr_control(ps, q)
         for i, p, ok in zip(idx, ps, kept):
             if rows[i]["verdict"] in (HOLDS, FAILS) and not ok:
                 r = rows[i]
                 r["why"] = (f"{r['verdict']} at its own 95% level (p = {p:.3g}) but not under the false discovery "
                             f"control over this paper's {len(idx)} tested {'statements' if kind == 'paper' else 'twins'} "
-                            f"(Benjamini-Hochberg, q = {FDR_Q})" + (f"; {r['why']}" if r["why"] else ""))
+                            f"(Benjamini-Hochberg, q = {q:g})" + (f"; {r['why']}" if r["why"] else ""))
                 r["verdict"] = UNDECIDED
 
 

@@ -182,6 +182,28 @@ def read_metadata(path: str | Path) -> dict:
     return json.loads(meta.get(METADATA_KEY, b"{}"))
 
 
+def computed_cells(folder: str | Path, exclude: str | Path | None = None) -> dict:
+    """``{cell id: path}`` of the runs already written by earlier jobs in ``folder`` (an experiment's
+    ``results/cells/<paper>/<experiment>/``), from each file's provenance. A cell id is a hash of the
+    run's whole content (:func:`fedrepro.experiments.cells.cell_id`), so a job whose batch was re-cut
+    (more seeds: the verify build's second look) copies those runs instead of computing them again."""
+    out = {}
+    folder = Path(folder)
+    if not folder.is_dir():
+        return out
+    skip = Path(exclude).resolve() if exclude else None
+    for path in sorted(folder.glob("*.parquet")):
+        if skip is not None and path.resolve() == skip:
+            continue
+        try:
+            cells = read_metadata(path).get("cells") or []
+        except Exception:  # noqa: BLE001 - an unreadable file is not a source of runs
+            continue
+        for c in cells:
+            out.setdefault(str(c), path)
+    return out
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run: its last evaluated round, plus ``reached`` (stopped by its rule)."""
     if df.empty:

@@ -104,8 +104,21 @@ def id_pattern(outputs: dict, kind: str) -> str:
     return "|".join(re.escape(i) for i in ids) if ids else "(?!x)x"
 
 
+def look_alpha(config: dict | None) -> float:
+    """The level a build decides at: 0.05, or the level of this look of a verify build in two looks
+    (config ``verify: {look, alpha_per_look}``, :mod:`fedrepro.claims.plan`)."""
+    from fedrepro.claims.verdicts import ALPHA
+
+    v = (config or {}).get("verify") or {}
+    look = int(v.get("look", 0) or 0)
+    if look == 0:
+        return ALPHA
+    return float(list(v.get("alpha_per_look", (0.025, 0.025)))[look - 1])
+
+
 def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
-                   root: str | Path | None = None, scale: str | None = None, config: dict | None = None):
+                   root: str | Path | None = None, scale: str | None = None, config: dict | None = None,
+                   alpha: float | None = None):
     """Evaluate the paper's claims file against the results of a build; returns (table, markdown).
 
     With the build's ``config`` (and its ``scale``), every claim is checked for completeness against
@@ -121,5 +134,7 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
         from fedrepro.claims.completeness import expected_for_paper
         expected = expected_for_paper(paper, experiments, scale or config.get("scale", "quick"), config,
                                       root or ".")
-    table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale, expected)
+    if alpha is None:
+        alpha = look_alpha(config)
+    table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale, expected, alpha)
     return table, to_markdown(table, paper)

@@ -18,6 +18,15 @@ with logged(snakemake):
     # the cells each claim's experiments expand to at this scale: a claim missing any is incomplete
     table, markdown = evaluate_paper(paper, "results", skipped=missing, root=root, scale=snakemake.params.scale,
                                      config=snakemake.config)
+    # the second look of a verify build (fedrepro.claims.plan): a statement decided at look 1 keeps that verdict
+    first = f"results/{paper}/claims.look1.parquet"
+    if int(((snakemake.config.get("verify") or {}).get("look", 0)) or 0) == 2 and os.path.exists(first):
+        import pandas as pd
+
+        from fedrepro.claims import to_markdown
+        from fedrepro.claims.plan import combine_looks
+        table = combine_looks(pd.read_parquet(first), table)
+        markdown = to_markdown(table, paper)
     print(markdown)
     write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
     write_text_atomic(snakemake.output.md, markdown)

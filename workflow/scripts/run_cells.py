@@ -9,13 +9,23 @@ from _common import logged  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from fedrepro.experiments.results import provenance, relabel_run, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.results import (computed_cells, provenance, relabel_run, summarize,  # noqa: E402
+                                          write_parquet)
 from fedrepro.experiments.runner import progress_printer, run_cell  # noqa: E402
 
 with logged(snakemake) as log:
     frames = []
     copies = snakemake.params.copies
+    # runs an earlier job of this experiment already wrote (its batch re-cut: more seeds at the verify
+    # build's second look): copied, not run again
+    done = computed_cells(os.path.dirname(snakemake.output[0]), exclude=snakemake.output[0])
     for cell in snakemake.params.cells:
+        earlier = pd.read_parquet(done[cell["cell"]], filters=[("cell", "==", cell["cell"])]) \
+            if cell["cell"] in done and cell["cell"] not in copies else None
+        if earlier is not None and not earlier.empty:
+            frames.append(earlier)
+            print(f"cell {cell['cell']}: computed by an earlier job ({done[cell['cell']]}), rows copied", flush=True)
+            continue
         if cell["cell"] in copies:
             source, path = copies[cell["cell"]]["source"], copies[cell["cell"]]["path"]
             frames.append(relabel_run(pd.read_parquet(path, filters=[("cell", "==", source["cell"])]), source, cell))

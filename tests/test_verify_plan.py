@@ -1,0 +1,75 @@
+"""The verify build's second look (fedrepro.claims.plan, scripts/verify.sh; issue #43 point 6)."""
+
+import pandas as pd
+import pytest
+
+from fedrepro.claims.plan import combine_looks, plan, seed_costs, spent_cpu_s
+from fedrepro.claims.verdicts import Replicates, decide
+from fedrepro.experiments.results import computed_cells, write_parquet
+from fedrepro.papers.registry import look_alpha
+
+
+def _table(rows):
+    return pd.DataFrame(rows, columns=["claim", "kind", "verdict", "replicates", "replicates_needed"])
+
+
+def test_plan_spends_the_budget_on_the_cheapest_claims_that_more_replicates_decide():
+    tables = {"p": _table([
+        ("cheap", "paper", "undecided", 6, 8),      # +2 seeds of e1 (10 CPU-s a seed): 20
+        ("shared", "paper", "undecided", 6, 7),     # e1 again: covered by cheap's seeds, costs 0 after it
+        ("dear", "paper", "undecided", 6, 20),      # +14 seeds of e2 (100 a seed): 1400, over the budget
+        ("never", "paper", "undecided", 6, 0),      # no number of replicates decides it
+        ("far", "paper", "undecided", 6, 60),       # more than 4 x its replicates
+        ("done", "paper", "holds", 6, 0),
+        ("identity", "check", "undecided", 6, 8),   # checks are not planned
+    ])}
+    claims = {"p": {"cheap": ["e1"], "shared": ["e1"], "dear": ["e2"], "never": ["e1"], "far": ["e1"], "done": ["e1"],
+                    "identity": ["e1"]}}
+    costs = {"p": {"e1": (6, 10.0), "e2": (6, 100.0)}}
+    p = plan(tables, claims, costs, budget_cpu_s=500)
+    status = {c.claim: c.status for c in p.claims}
+    assert status["cheap"] == status["shared"] == "planned"
+    assert status["dear"] == "over budget" and status["never"].startswith("unbounded") and "more than 4" in status["far"]
+    assert "done" not in status and "identity" not in status
+    assert p.seeds == {("p", "e1"): 8} and p.spent_cpu_s == pytest.approx(20.0)
+    assert p.overrides() == {"paper_overrides": {"p": {"e1": {"scales": {"verify": {"seeds": 8}}}}}}
+    assert "| p | dear | 6 | 20 | e2 | 1400 | over budget |" in p.markdown()
+    # with the budget for it, dear is planned too
+    assert plan(tables, claims, costs, budget_cpu_s=2000).seeds == {("p", "e1"): 8, ("p", "e2"): 20}
+
+
+def test_costs_and_spent_cpu_are_measured_from_look_1(tmp_path):
+    (tmp_path / "p").mkdir()
+    summ = pd.DataFrame({"cell": list("abcd"), "instance": [0, 1, 0, 1], "run_cpu_time": [1.0, 2.0, 3.0, 4.0]})
+    summ.to_parquet(tmp_path / "p" / "e.summary.parquet")
+    timing = pd.DataFrame({"cell": list("aabb"), "repeat": [0, 0, 1, 1], "run_cpu_time": [0.5, 0.5, 1.5, 1.5]})
+    timing.to_parquet(tmp_path / "p" / "e.timing.parquet")
+    assert seed_costs(tmp_path, "p", ["e", "absent"]) == {"e": (2, (10.0 + 2.0) / 2)}
+    assert spent_cpu_s(tmp_path) == pytest.approx(12.0)
+
+
+def test_a_claim_decided_at_look_1_keeps_its_verdict():
+    one = pd.DataFrame({"claim": ["a", "b", "c"], "verdict": ["holds", "undecided", "fails"], "why": ["", "open", "x"]})
+    two = pd.DataFrame({"claim": ["a", "b", "c"], "verdict": ["undecided", "holds", "fails"], "why": ["?", "", "y"]})
+    out = combine_looks(one, two).set_index("claim")
+    assert out["verdict"].tolist() == ["holds", "holds", "fails"] and out["look"].tolist() == [1, 2, 1]
+    assert out.loc["c", "why"] == "x"
+
+
+def test_each_look_decides_at_its_own_level():
+    assert look_alpha(None) == 0.05 and look_alpha({"verify": {"look": 0}}) == 0.05
+    assert look_alpha({"verify": {"look": 2, "alpha_per_look": [0.01, 0.04]}}) == 0.04
+    six = Replicates([-1.0] * 6)                       # p = 2/64 = 0.031: decided at 0.05, not at 0.025
+    assert decide(six, 0, "lt", alpha=0.05).verdict == "holds"
+    assert decide(six, 0, "lt", alpha=0.025).verdict == "undecided"
+    assert decide(Replicates([-1.0] * 7), 0, "lt", alpha=0.025).verdict == "holds"
+
+
+def test_runs_of_an_earlier_job_are_found_by_cell_id(tmp_path):
+    folder = tmp_path / "cells" / "p" / "e"
+    write_parquet(pd.DataFrame({"cell": ["c1", "c2"], "round": [0, 0]}), folder / "b1.parquet", {"cells": ["c1", "c2"]})
+    write_parquet(pd.DataFrame({"cell": ["c3"], "round": [0]}), folder / "c3.parquet", {"cells": ["c3"]})
+    found = computed_cells(folder, exclude=folder / "c3.parquet")
+    assert set(found) == {"c1", "c2"} and found["c1"].name == "b1.parquet"
+    assert computed_cells(tmp_path / "absent") == {}
+    assert set(computed_cells(folder)) == {"c1", "c2", "c3"}
