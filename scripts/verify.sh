@@ -24,13 +24,16 @@ look() {   # look N: the config overlay of this look
         "$1" "$budget" "$a1" "$a2" "$factor" > "results/verify/look$1.yaml"
 }
 # runs are keyed by their content (cell ids): a changed config hash (the looks differ in seeds) re-runs nothing
-run() { bash scripts/reproduce.sh --rerun-triggers mtime input --configfile config.yaml "$@"; }
+# run "OVERLAY FILES" [EXTRA OPTIONS] -- the user's arguments go first: --configfile, --rerun-triggers and
+# --forcerun take every word after them
+run() { local files=$1; shift; local extra=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do extra+=("$1"); shift; done
+        shift; bash scripts/reproduce.sh "$@" --rerun-triggers mtime input "${extra[@]}" --configfile config.yaml $files; }
 
 look 1
-run results/verify/look1.yaml "$@" 2>&1 | tee results/verify/look1.log | tail -n 3
+run results/verify/look1.yaml -- "$@" 2>&1 | tee results/verify/look1.log | tail -n 3
 for f in results/*/claims.parquet; do cp "$f" "${f%.parquet}.look1.parquet"; done
 python -m fedrepro.claims.plan --results results --budget-cpu-s "$budget" --max-factor "$factor" \
     --out results/verify/plan.yaml > /dev/null
 look 2
-run results/verify/look2.yaml results/verify/plan.yaml --forcerun claims "$@" 2>&1 | tee results/verify/look2.log | tail -n 3
+run "results/verify/look2.yaml results/verify/plan.yaml" --forcerun claims -- "$@" 2>&1 | tee results/verify/look2.log | tail -n 3
 echo "[verify] plan: results/verify/plan.md; verdicts: results/<paper>/claims.md" >&2
