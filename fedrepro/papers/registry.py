@@ -113,4 +113,15 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
     experiments = sorted({e for c in claims for e in (c.get("experiments") or [])})
     frames, summaries = load_results(paper, experiments, results_dir)
     table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale)
-    return table, to_markdown(table, paper)
+    return table, to_markdown(table, paper, alone=undecided_alone(table, paper, root))
+
+
+def undecided_alone(table, paper: str, root: str | Path | None = None) -> dict:
+    """``{claim id: (command, bill)}`` of the table's undecided (or incomplete) claims built alone
+    (:func:`fedrepro.claims.alone.undecided_bills`), for claims.md."""
+    from fedrepro.claims import verdicts
+    from fedrepro.claims.alone import undecided_bills
+
+    open_ = {verdicts.UNDECIDED, getattr(verdicts, "INCOMPLETE", verdicts.UNDECIDED)}
+    ids = [c for c, v in zip(table["claim"], table["verdict"]) if v in open_] if not table.empty else []
+    return undecided_bills(paper, ids, root) if ids else {}
