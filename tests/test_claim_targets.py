@@ -218,3 +218,18 @@ def test_claims_md_gives_command_and_bill_of_an_undecided_claim():
 def test_undecided_bills_say_why_a_claim_has_no_target():
     out = undecided_bills("fedadmm_gong", ["table2_param_counts"])
     assert out["table2_param_counts"][0] == "—" and "names no experiments" in out["table2_param_counts"][1]
+
+
+def test_a_kind_the_bill_lacks_is_calibrated_on_its_groups_samples():
+    from fedrepro.claims.alone import calibrated_entry
+
+    build = claim_build("fedadmm_gong", "table3_fedadmm_rounds_alg1")      # Algorithm 1's kinds: not sampled
+    cells = runs(build.cells)
+    assert not any(cost_kind_id(c) in load_measured_bill() for c in cells)
+    entries = [calibrated_entry(c) for c in cells]
+    assert all(e is not None and e["ratio"] > 0 for e in entries)
+    b = bill(build)
+    assert b["by"] == {"calibrated here": 40}
+    assert b["cpu_s"] == pytest.approx(sum(measured_cpu_s(c, e) for c, e in zip(cells, entries)))
+    # below the uncalibrated work model (the FLOP rate it assumes is a conservative 10 GFLOP/s)
+    assert b["cpu_s"] < sum(modelled_cell_seconds(c) for c in cells)

@@ -20,7 +20,8 @@ never overwrites a cell of the normal build.
 
 The bill (:func:`bill`) sums the cells' CPU seconds: the measured paper-scale bill
 (:data:`fedrepro.experiments.resources.MEASURED_BILL_FILE`: a sampled kind's extrapolation or a calibrated work
-model) where the cell's kind is there, else the work model (:func:`fedrepro.experiments.resources.modelled_cell_seconds`),
+model) where the cell's kind is there, else (paper scale) a work model calibrated here on the bill's samples of the
+cell's calibration group, as the bill's script calibrates, else the work model (:func:`fedrepro.experiments.resources.modelled_cell_seconds`),
 each cell at its round cap (an upper bound when a stop rule may end it earlier); cells that copy an earlier
 experiment's run cost nothing. ``python -m fedrepro.claims.bill <paper> <claim>`` prints it.
 """
@@ -200,17 +201,55 @@ def build_from_config(config: dict, given_scale: str | None = None, root: str | 
 
 
 # ---- the bill -------------------------------------------------------------------------------------------
-def cell_cost(cell: dict, entries: dict | None = None) -> tuple[float, str]:
+def cell_cost(cell: dict, entries: dict | None = None, calibrate_at: str | None = None) -> tuple[float, str]:
     """(CPU seconds, how): from the measured bill (``measured``: the kind was sampled; ``calibrated``: a sampled
-    kind's ratio to the work model) or the work model (``work model``), at the cell's round cap."""
+    kind's ratio to the work model), else, with ``calibrate_at="paper"``, calibrated here from the bill's samples
+    of the cell's calibration group as ``benchmarks/paper_bill.py`` calibrates the kinds it knows
+    (``calibrated here``: a kind the bill was written without, e.g. a newer experiment's), else the work model
+    (``work model``); at the cell's round cap."""
     from fedrepro.experiments.resources import (cost_kind_id, load_measured_bill, measured_cpu_s,
                                                 modelled_cell_seconds)
 
+    given = entries is not None
     entries = load_measured_bill() if entries is None else entries
     entry = entries.get(cost_kind_id(cell))
-    if entry is None:
-        return modelled_cell_seconds(cell), "work model"
-    return measured_cpu_s(cell, entry), ("calibrated" if "ratio" in entry else "measured")
+    if entry is not None:
+        return measured_cpu_s(cell, entry), ("calibrated" if "ratio" in entry else "measured")
+    if calibrate_at == "paper" and not given:
+        here = calibrated_entry(cell)
+        if here is not None:
+            return measured_cpu_s(cell, here), "calibrated here"
+    return modelled_cell_seconds(cell), "work model"
+
+
+@functools.lru_cache(maxsize=8)
+def _sampled_by_group(paper: str) -> dict:
+    """{calibration group: [(representative cell, sample)]} of the paper's paper-scale kinds sampled in the
+    measured bill (the first cell of each kind, as ``benchmarks/paper_bill.py``)."""
+    from fedrepro.experiments.resources import (MEASURED_BILL_FILE, calibration_group, cost_kind_id)
+
+    path = Path(MEASURED_BILL_FILE)
+    sampled = json.loads(path.read_text()).get("kinds", {}) if path.exists() else {}
+    config = {**_workflow_config(None), "papers": [paper], "experiments": {}, "scale": "paper"}
+    seed = int(config.get("seed", 0))
+    out: dict = {}
+    seen = set()
+    for exp, block in load_experiments(config, ROOT).get(paper, {}).items():
+        for c in _expanded(paper, exp, json.dumps(block, sort_keys=True, default=str), "paper", seed):
+            kind = cost_kind_id(c)
+            if kind in sampled and kind not in seen:
+                seen.add(kind)
+                out.setdefault(calibration_group(c), []).append((c, {**sampled[kind], "kind": kind}))
+    return out
+
+
+def calibrated_entry(cell: dict) -> dict | None:
+    """A calibrated entry for a paper-scale cell whose kind the measured bill lacks
+    (:func:`fedrepro.experiments.resources.calibrate` on the bill's samples of its group; None when it has none)."""
+    from fedrepro.experiments.resources import calibrate, calibration_group
+
+    group = _sampled_by_group(cell["paper"]).get(calibration_group(cell))
+    return calibrate(cell, group) if group else None
 
 
 def runs(cells: dict) -> list[dict]:
@@ -224,7 +263,7 @@ def bill(build: ClaimBuild, entries: dict | None = None) -> dict:
     from fedrepro.experiments.resources import cell_runtime_min
 
     ran = runs(build.cells)
-    costs = [cell_cost(c, entries) for c in ran]
+    costs = [cell_cost(c, entries, calibrate_at=build.scale) for c in ran]
     by: dict[str, int] = {}
     for _, how in costs:
         by[how] = by.get(how, 0) + 1

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         print(f"{build.name}: {bill_text(b)}\n  {b['command']}")
         if args.cells:
             for c in runs(build.cells):
-                s, how = cell_cost(c)
+                s, how = cell_cost(c, calibrate_at=build.scale)
                 print(f"    {c['experiment']} {c['cell']} {c['algorithm']} {c['columns']} seed={c['seed']} "
                       f"max_rounds={c['max_rounds']} stop={c.get('stop')}: {s:,.0f} CPU-s ({how})")
     if len(args.claims) > 1:
