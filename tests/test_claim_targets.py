@@ -233,3 +233,15 @@ def test_a_kind_the_bill_lacks_is_calibrated_on_its_groups_samples():
     assert b["cpu_s"] == pytest.approx(sum(measured_cpu_s(c, e) for c, e in zip(cells, entries)))
     # below the uncalibrated work model (the FLOP rate it assumes is a conservative 10 GFLOP/s)
     assert b["cpu_s"] < sum(modelled_cell_seconds(c) for c in cells)
+
+
+@pytest.mark.skipif(SNAKEMAKE is None, reason="snakemake is not installed in this environment")
+def test_a_scale_given_with_the_claim_wins(tmp_path):
+    given = tmp_path / "quick.yaml"
+    given.write_text("scale: quick\ncells_per_job: {quick: 1, verify: 1, reduced: 1, paper: 1}\n")
+    res = claim_dry_run(tmp_path, "claim=fedadmm_zhou/fig4_ls_cr_falls_with_m", configfile=given)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    quick = claim_build("fedadmm_zhou", "fig4_ls_cr_falls_with_m", scale="quick")
+    ran = {o for j in jobs(res.stdout) if j["rule"] == "run_cells" for o in j["output"]}
+    assert ran == {f"results/cells/fedadmm_zhou/fig4_ls/{c['cell']}.parquet" for c in runs(quick.cells)}
+    assert len(ran) < len(runs(claim_build("fedadmm_zhou", "fig4_ls_cr_falls_with_m").cells))

@@ -10,7 +10,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
+from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, read_yaml, reference_cell,
                                         same_runs, timing_repeats)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
@@ -43,10 +43,24 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
 # reading needs, at the scale that decides it (a scale given with --config or --configfile wins), and writes
 # results/<paper>/claims/<id>.md (workflow/rules/claim_alone.smk); the normal build's results are not touched.
 CLAIM = None
+
+
+def given_scale():
+    """The scale given with --config, else with the last --configfile naming one (None: config.yaml's)."""
+    given = globals().get("_given") or {}          # the Snakefile's: what --config gave
+    if "scale" in given:
+        return given["scale"]
+    for path in reversed(list(workflow.configfiles)):
+        scale = (read_yaml(path) or {}).get("scale")
+        if scale is not None:
+            return scale
+    return None
+
+
 if config.get("claim"):
     from fedrepro.claims.alone import build_from_config
 
-    CLAIM = build_from_config(config, given_scale=globals().get("_given", {}).get("scale"), root=workflow.basedir)
+    CLAIM = build_from_config(config, given_scale=given_scale(), root=workflow.basedir)
     config["scale"] = CLAIM.scale
 
 SCALE = config["scale"]
