@@ -245,3 +245,28 @@ def test_a_scale_given_with_the_claim_wins(tmp_path):
     ran = {o for j in jobs(res.stdout) if j["rule"] == "run_cells" for o in j["output"]}
     assert ran == {f"results/cells/fedadmm_zhou/fig4_ls/{c['cell']}.parquet" for c in runs(quick.cells)}
     assert len(ran) < len(runs(claim_build("fedadmm_zhou", "fig4_ls_cr_falls_with_m").cells))
+
+
+def test_a_run_stopped_at_the_target_gives_the_full_runs_rounds_to_target(tmp_path):
+    """The stop rule ends a run at the round the reading counts, its rows those of the full run up to there."""
+    import numpy as np
+
+    from fedrepro.experiments.cells import expand
+    from fedrepro.experiments.runner import run_cell
+    from tests.test_neural_problem import fake_images
+
+    fake_images().save(tmp_path / "mnist")
+    block = {"problem": {"name": "neural", "model": "mlp1", "dataset": "mnist", "m": 10, "partition": "iid",
+                         "train_size": 200},
+             "algorithms": {"fedadmm_gong": {"E": 1, "B": 20}}, "metrics": ["test_accuracy"],
+             "datasets": ["mnist"], "rho": 0.5, "max_rounds": 8, "eval_every": 1, "seeds": 1}
+    full = run_cell(expand("custom", "nn", block)[0], data_dir=str(tmp_path))
+    acc = full["test_accuracy"].to_numpy()
+    level = float(acc[1:].max())                          # reached first at some round r >= 1
+    first = int(full["round"].to_numpy()[1:][np.argmax(acc[1:] >= level - 1e-12)])
+    stopped = run_cell(expand("custom", "nn", {**block, "stop": {"rule": "reached", "metric": "test_accuracy",
+                                                                  "level": level}})[0], data_dir=str(tmp_path))
+    assert first < 8                                      # (it stops before the cap)
+    assert stopped["round"].tolist() == list(range(first + 1))
+    assert stopped["stop_reason"].iloc[-1] == "reached" and stopped["status"].iloc[-1] == "converged"
+    np.testing.assert_array_equal(stopped["test_accuracy"].to_numpy(), acc[:first + 1])
