@@ -6,7 +6,7 @@
 #   snakemake -j 2 --config data='{download: true}'   download datasets in neither cache nor mirror
 #   snakemake --report report.html      one HTML report: figures, tables, claims, skipped list, provenance
 #   snakemake --report report.html fedepm   the report of a one-paper build
-#   snakemake -j 2 --config claim=fedadmm_gong/table4_rounds   one claim built alone (its cells, at the scale
+#   snakemake -j 2 --config claim=<paper>/<claim id>   one claim built alone (its cells, at the scale
 #                                       that decides it): results/<paper>/claims/<id>.md (fedrepro.claims.alone)
 import os
 
