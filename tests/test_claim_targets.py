@@ -270,3 +270,40 @@ def test_a_run_stopped_at_the_target_gives_the_full_runs_rounds_to_target(tmp_pa
     assert stopped["round"].tolist() == list(range(first + 1))
     assert stopped["stop_reason"].iloc[-1] == "reached" and stopped["status"].iloc[-1] == "converged"
     np.testing.assert_array_equal(stopped["test_accuracy"].to_numpy(), acc[:first + 1])
+
+
+def test_gong_round_count_readings_on_fedadmm_alone_equal_those_on_every_run(tmp_path):
+    """The cells a target drops are no part of the reading: on frames holding only the target's algorithms (none of
+    table3's for the Algorithm 1 twin) the claim's value and verdict are those of the whole experiments."""
+    import pandas as pd
+
+    from fedrepro.claims.alone import evaluate_alone
+    from fedrepro.claims.evaluate import evaluate, load_claims
+    from fedrepro.papers.fedadmm_gong.analysis import MLP_TARGETS, TABLE3_COLUMNS
+    from fedrepro.papers.registry import checks
+    from tests.test_fedadmm_gong_paper import _table3, ramp, run
+
+    cols = TABLE3_COLUMNS[:2]
+    frames = _table3({s: {"FedADMM": [5, 6, 5], "FedAvg": [9, 10, 9], "FedProx": 12, "SCAFFOLD": 10}
+                      for s in cols})
+    frames["table3_alg1"] = pd.concat([run("table3_alg1", "FedADMM", ramp(15, level=MLP_TARGETS["local"]["mnist"]),
+                                           setting=s, seed=seed, E=5, local_init="local")
+                                       for s in cols for seed in (0, 1, 2)], ignore_index=True)
+    summaries = {e: f.groupby("cell", as_index=False).last() for e, f in frames.items() if not f.empty}
+    claims = {c["id"]: c for c in load_claims("fedadmm_gong")}
+    for claim_id in ("table3_fedadmm_rounds", "table3_fedadmm_rounds_alg1"):
+        claim = claims[claim_id]
+        whole = evaluate([claim], checks("fedadmm_gong"), frames, summaries, "fedadmm_gong", scale="paper")
+        build = claim_build("fedadmm_gong", claim_id)
+        folder = tmp_path / claim_id
+        folder.mkdir()
+        for e in build.experiments_with_cells():
+            keep = build.target.algorithms.get(e)
+            part = frames[e][frames[e]["algorithm"].isin(keep)] if keep else frames[e]
+            assert 0 < len(part) < len(frames[e]) or e == "table3_alg1"
+            part.to_parquet(folder / f"{e}.parquet")
+            part.groupby("cell", as_index=False).last().to_parquet(folder / f"{e}.summary.parquet")
+        alone, md = evaluate_alone(build, folder)
+        assert alone["our_value"].iloc[0] == whole["our_value"].iloc[0] != "—"
+        assert alone["verdict"].iloc[0] == whole["verdict"].iloc[0]
+        assert f"`{command(build)}`" in md and "Cells: " in md
