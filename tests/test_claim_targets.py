@@ -307,3 +307,25 @@ def test_gong_round_count_readings_on_fedadmm_alone_equal_those_on_every_run(tmp
         assert alone["our_value"].iloc[0] == whole["our_value"].iloc[0] != "—"
         assert alone["verdict"].iloc[0] == whole["verdict"].iloc[0]
         assert f"`{command(build)}`" in md and "Cells: " in md
+
+
+def test_a_reading_that_names_its_algorithms_runs_theirs_only():
+    from fedrepro.claims.alone import reading_algorithms
+
+    q = {"of": {"where": {"algorithm": "drfa_prox"}, "final": "acc_w"},
+         "minus": {"where": {"algorithm": ["afl", "erm"]}, "final": "acc_w"}}
+    assert reading_algorithms(q) == {"drfa_prox", "afl", "erm"}
+    assert reading_algorithms({**q, "where": {"algorithm": ["afl", "drfa_prox"]}}) == {"drfa_prox", "afl"}
+    assert reading_algorithms({"of": {"final": "acc_w"}, "minus": q["minus"]}) is None     # `of` reads any
+    assert reading_algorithms({**q, "frame": "chosen"}) is None                  # a view: its own combination
+    assert reading_algorithms({"components": [{"of": {"where": {"algorithm": "a"}, "column": "x"}},
+                                              {"of": {"column": "x"}}]}) is None
+    assert reading_algorithms({"where": {"algorithm": "a"}, "components": [{"of": {"column": "x"}}]}) == {"a"}
+    from fedrepro.experiments.cells import all_cells, read_yaml
+
+    build = claim_build("aspire", "t3_drfa_beats_afl_shl")
+    assert build.scale == "verify"
+    config = {**read_yaml(ROOT / "config.yaml"), "scale": "verify", "papers": ["aspire"], "experiments": {}}
+    whole = all_cells(config, ROOT)[("aspire", "table3_shl")]
+    assert {c["algorithm"] for c in whole} > {"afl", "drfa_prox"}
+    assert {c["cell"] for c in runs(build.cells)} == {c["cell"] for c in whole if c["algorithm"] in ("afl", "drfa_prox")}

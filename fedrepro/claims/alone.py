@@ -11,7 +11,9 @@ scale its ``testable_at`` names (the cheapest of them; verify when it names none
 It writes ``results/<paper>/claims/<id>.md`` (and ``.parquet``): the claim's verdict, from the aggregates of its
 cells under ``results/<paper>/claims/<id>/``; the normal build's results are neither read nor written.
 
-A paper narrows a claim's cells further in ``fedrepro/papers/<paper>/claim_targets.py`` (``TARGETS``:
+A claim whose reading is written as data on the run frames and names the algorithms of each quantity
+(``where: {algorithm: ...}``, :func:`reading_algorithms`) runs those algorithms' cells only. A paper narrows a
+claim's cells further in ``fedrepro/papers/<paper>/claim_targets.py`` (``TARGETS``:
 ``{claim id: ClaimTarget}``): the algorithms of each experiment the reading reads (an experiment mapped to ``[]``
 contributes no cells: the reading takes none of its rows), and ``adjust``, which changes a cell's run settings
 (e.g. a round cap at the edge of the claim's band and a stop once the target accuracy is reached: a run stops as
@@ -125,6 +127,43 @@ def claim_scale(claim: dict, target: ClaimTarget | None = None, given: str | Non
     return next((s for s in SCALES if s in named), DEFAULT_SCALE)
 
 
+def _algorithms_of(where) -> set | None:
+    """The algorithms a reading's ``where:`` keeps (None: it does not restrict ``algorithm``)."""
+    want = (where or {}).get("algorithm")
+    if want is None or callable(want):
+        return None
+    return {str(a) for a in want} if isinstance(want, (list, tuple, set)) else {str(want)}
+
+
+def reading_algorithms(reading: dict | None) -> set | None:
+    """The algorithms whose rows a claim's ``reading:`` (:func:`fedrepro.claims.query.compile_reading`) reads, or
+    None when it may read any: only a reading of the run frames themselves (``frame: trace`` or ``summary``; a
+    view of claims.py may combine rows in its own ways) whose every quantity (``of``, ``minus``, ``over``,
+    ``reduction``, in every component) is restricted to named algorithms, by its own ``where:``, its part's or the
+    reading's. Rows of other algorithms then never reach the reading: neither a quantity nor a setting of
+    ``per`` (a setting only they have gives no component), so the target leaves their cells out."""
+    from fedrepro.claims.query import OPS
+
+    if not isinstance(reading, dict) or reading.get("frame", "trace") not in ("trace", "summary"):
+        return None
+    top = _algorithms_of(reading.get("where"))
+    base = {k: v for k, v in reading.items() if k not in ("components", "where")}
+    parts = [dict(base, **c) for c in reading.get("components", [])] or [base]
+    out: set = set()
+    for part in parts:
+        outer = _algorithms_of(part.get("where"))
+        for key in ("of", *OPS):
+            if key not in part:
+                continue
+            spec = part[key]
+            inner = _algorithms_of(spec.get("where") if isinstance(spec, dict) else None)
+            kept = [a for a in (top, outer, inner) if a is not None]
+            if not kept:
+                return None
+            out |= set.intersection(*kept)
+    return out or None
+
+
 def _workflow_config(root: str | Path | None) -> dict:
     path = Path(root or ROOT) / "config.yaml"
     return (read_yaml(path) or {}) if path.exists() else {"seed": 0}
@@ -156,6 +195,7 @@ def claim_build(paper: str, claim_id: str, scale: str | None = None, config: dic
     if unknown:
         raise ConfigError(f"fedrepro/papers/{paper}/claim_targets.py: claim {claim_id!r} restricts {unknown}, which "
                           f"it does not read (its experiments: {exps})")
+    from_reading = None if target.algorithms else reading_algorithms(claim.get("reading"))
     cells = {}
     for exp in exps:
         if exp not in blocks:
@@ -177,6 +217,10 @@ def claim_build(paper: str, claim_id: str, scale: str | None = None, config: dic
                     raise ConfigError(f"fedrepro/papers/{paper}/claim_targets.py: claim {claim_id!r} keeps "
                                       f"{c['algorithm']} of {exp}, which stops at {ref['algorithm']}'s objective; "
                                       f"keep {ref['algorithm']} too")
+        elif from_reading is not None:          # a reading that names its algorithms: theirs only
+            kept = [c for c in every if c["algorithm"] in from_reading]
+            refs = {ref["cell"]: ref for c in kept if (ref := reference_cell(c, every)) is not None}
+            kept += [r for r in refs.values() if r["algorithm"] not in from_reading]
         if target.adjust is not None:
             kept = [_adjusted(c, target.adjust) for c in kept]
             kept = [c for c in kept if c is not None]
@@ -340,5 +384,5 @@ def evaluate_alone(build: ClaimBuild, folder: str | Path, skipped: dict | None =
     return table, "\n".join([title, "", *head, rest.lstrip("\n")])
 
 
-__all__ = ["ClaimTarget", "ClaimBuild", "claim_build", "build_from_config", "claim_scale", "bill", "bill_text",
+__all__ = ["ClaimTarget", "ClaimBuild", "claim_build", "reading_algorithms", "build_from_config", "claim_scale", "bill", "bill_text",
            "cell_cost", "command", "runs", "targets", "undecided_bills", "evaluate_alone", "load_frames"]
