@@ -6,6 +6,8 @@
 #   snakemake -j 2 --config data='{download: true}'   download datasets in neither cache nor mirror
 #   snakemake --report report.html      one HTML report: figures, tables, claims, skipped list, provenance
 #   snakemake --report report.html fedepm   the report of a one-paper build
+#   snakemake -j 2 --config claim=<paper>/<claim id>   one claim built alone (its cells, at the scale
+#                                       that decides it): results/<paper>/claims/<id>.md (fedrepro.claims.alone)
 import os
 
 # One BLAS thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS. Kernel threads default
@@ -52,6 +54,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/claim_alone.smk"
 
 
 rule all:

@@ -312,7 +312,9 @@ def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q)
                 r["verdict"] = UNDECIDED
 
 
-def to_markdown(table: pd.DataFrame, title: str) -> str:
+def to_markdown(table: pd.DataFrame, title: str, alone: dict | None = None) -> str:
+    """``alone``: ``{claim id: (command, bill)}`` of undecided claims, listed after the tables
+    (:func:`fedrepro.claims.alone.undecided_bills`)."""
     lines = [f"# Claims: {title}", ""]
     if table.empty:
         return "\n".join(lines + ["No claims defined.", ""])
@@ -340,6 +342,11 @@ def to_markdown(table: pd.DataFrame, title: str) -> str:
             lines.append(f"| {name} | {cell(r.place)} | {cell(r.quote)} | {_variant(r)}{cell(r.text)} | {cell(r.paper_value)} | "
                          f"{cell(r.our_value)} | {test_text(r.compare, r.tolerance)} | **{r.verdict}**{_revised(r)} | {cell(r.why)} |")
         lines.append("")
+    if alone:                  # each undecided claim built alone: its command and its CPU bill
+        lines += ["## Undecided claims built alone", "", "Each runs only the cells its reading needs, at the scale "
+                  "that decides it (fedrepro.claims.alone; `python -m fedrepro.claims.bill <paper> <claim>`).", "",
+                  "| claim | command | bill |", "|---|---|---|"]
+        lines += [f"| {c} | `{cmd}` | {cell(b)} |" for c, (cmd, b) in alone.items()] + [""]
     return "\n".join(lines)
 
 

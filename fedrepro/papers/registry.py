@@ -137,4 +137,15 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
     if alpha is None:
         alpha = look_alpha(config)
     table = evaluate(claims, paper_checks, frames, summaries, paper, skipped, scale, expected, alpha)
-    return table, to_markdown(table, paper)
+    return table, to_markdown(table, paper, alone=undecided_alone(table, paper, root))
+
+
+def undecided_alone(table, paper: str, root: str | Path | None = None) -> dict:
+    """``{claim id: (command, bill)}`` of the table's undecided (or incomplete) claims built alone
+    (:func:`fedrepro.claims.alone.undecided_bills`), for claims.md."""
+    from fedrepro.claims import verdicts
+    from fedrepro.claims.alone import undecided_bills
+
+    open_ = {verdicts.UNDECIDED, verdicts.INCOMPLETE}
+    ids = [c for c, v in zip(table["claim"], table["verdict"]) if v in open_] if not table.empty else []
+    return undecided_bills(paper, ids, root) if ids else {}

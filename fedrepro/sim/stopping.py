@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
-from fedrepro.core.params import NONNEGATIVE, POSITIVE, Anything, Options, validate_params
+from fedrepro.core.params import NONNEGATIVE, POSITIVE, Anything, Interval, Options, validate_params
 
 
 def check_stop_needs(stop, metrics) -> None:
@@ -82,6 +83,29 @@ class ObjectiveTarget:
     def check(self, trace, ctx=None):
         rec = trace[-1]
         if rec["round"] > 0 and rec["objective"] - self.target <= self.rel * (1 + abs(self.target)):
+            return self.name
+        return None
+
+
+@dataclass
+class MetricReached:
+    """Stop at the first evaluated round r >= 1 with ``trace[metric] >= level - slack`` (a test accuracy
+    reaching a target: rounds to target need no rounds after it). ``slack`` is the readings' own
+    (:func:`fedrepro.claims.query.rounds_to` is called with the target less 1e-12), so the run stops at the
+    round the reading counts."""
+
+    metric: str
+    level: float
+    slack: float = 1e-12
+    name: str = "reached"
+
+    @property
+    def needs(self):
+        return (self.metric,)
+
+    def check(self, trace, ctx=None):
+        rec = trace[-1]
+        if rec["round"] >= 1 and rec[self.metric] >= self.level - self.slack:
             return self.name
         return None
 
@@ -212,8 +236,17 @@ def _epm(spec, problem, reference):
     return EPMCodeRules(tol=per_dim * n, literal=variant == "paper", err_key=spec.get("err_key", "err"))
 
 
+def _reached(spec, problem, reference):
+    missing = [k for k in ("metric", "level") if k not in spec]
+    if missing:
+        raise ValueError(f"stop rule 'reached' needs {missing}: the evaluated metric and the level that ends the run, "
+                         "e.g. {rule: reached, metric: test_accuracy, level: 0.97}")
+    return MetricReached(metric=str(spec["metric"]), level=float(spec["level"]), slack=float(spec.get("slack", 1e-12)))
+
+
 STOP_RULES = {
     "none": lambda spec, problem, reference: None,
+    "reached": _reached,
     "gradient": _gradient,
     "fedadmm30": _fedadmm30,
     "target": _target,
@@ -224,6 +257,8 @@ STOP_RULES = {
 # the keys each rule's block accepts (besides ``rule``), with their constraints
 STOP_KEYS = {
     "none": {},
+    "reached": {"metric": [Anything("an evaluated metric's name, e.g. test_accuracy")],
+                "level": [Interval(Real, None, None)], "slack": [NONNEGATIVE]},
     "gradient": {"tol": [POSITIVE], "scale": [POSITIVE]},
     "fedadmm30": {"measure": [Options("code_scaled", "literal", "code_final")], "eps": [POSITIVE],
                   "final_const": [POSITIVE], "initial_factor": [POSITIVE]},

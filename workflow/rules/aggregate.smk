@@ -1,9 +1,16 @@
 # Concatenate the cells of one experiment into results/<paper>/<experiment>.parquet
 # (tidy, one row per run x evaluated round) and a per-run summary table.
 
+def aggregate_inputs(wc):
+    if CLAIM is not None:      # the claim's cells are a part of the experiment: never the build's aggregate
+        raise ValueError(f"--config claim={CLAIM.name} builds results/{CLAIM.paper}/claims/{CLAIM.id}.md only; "
+                         f"results/{wc.paper}/{wc.experiment}.parquet is the normal build's (drop claim=)")
+    return batch_paths(wc.paper, wc.experiment)
+
+
 rule aggregate:
     input:
-        lambda wc: batch_paths(wc.paper, wc.experiment),
+        aggregate_inputs,
     output:
         trace="results/{paper}/{experiment}.parquet",
         summary="results/{paper}/{experiment}.summary.parquet",

@@ -10,7 +10,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
+from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, read_yaml, reference_cell,
                                         same_runs, timing_repeats)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
@@ -39,9 +39,34 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
         validate_claims(_claims, _paper, papers.checks(_paper, workflow.basedir) if _claims else {}, experiments=set(_exps),
                         scales=SCALES)
 
+# Claim mode (`--config claim=<paper>/<id>`, fedrepro.claims.alone): the build runs only the cells that claim's
+# reading needs, at the scale that decides it (a scale given with --config or --configfile wins), and writes
+# results/<paper>/claims/<id>.md (workflow/rules/claim_alone.smk); the normal build's results are not touched.
+CLAIM = None
+
+
+def given_scale():
+    """The scale given with --config, else with the last --configfile naming one (None: config.yaml's)."""
+    given = globals().get("_given") or {}          # the Snakefile's: what --config gave
+    if "scale" in given:
+        return given["scale"]
+    for path in reversed(list(workflow.configfiles)):
+        scale = (read_yaml(path) or {}).get("scale")
+        if scale is not None:
+            return scale
+    return None
+
+
+if config.get("claim"):
+    from fedrepro.claims.alone import build_from_config
+
+    CLAIM = build_from_config(config, given_scale=given_scale(), root=workflow.basedir)
+    config["scale"] = CLAIM.scale
+
 SCALE = config["scale"]
-CONFIG_HASH = config_hash(config)
-CELLS = all_cells(config, workflow.basedir)
+# the claim named is not part of a cell's provenance (its cells are those of a build at its scale, or new cells)
+CONFIG_HASH = config_hash({k: v for k, v in config.items() if k != "claim"})
+CELLS = all_cells(config, workflow.basedir) if CLAIM is None else CLAIM.cells
 
 # `experiment` matches the declared experiment ids only: a pattern such as
 # "(?!claims$)[A-Za-z]\w*" does not stop results/<paper>/claims.parquet from matching rule
@@ -67,7 +92,8 @@ DATA = DataPlan(config)
 SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
 # {cell id: the cell of an earlier experiment whose run it repeats}: its rows are copied, not re-run.
 SAME_RUN = same_runs(CELLS, SKIPPED)
-OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
+# claim mode builds no paper's figures, tables or claims table: only the claim's verdict
+OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir) if CLAIM is None else {}
 
 
 def processed_inputs(cells):
@@ -117,6 +143,8 @@ REPORT_EXTRAS = [f"results/{name}.{ext}" for name in ("skipped", "provenance") f
 
 
 def all_targets():
+    if CLAIM is not None:
+        return [f"results/{CLAIM.paper}/claims/{CLAIM.id}{s}" for s in (".md", ".parquet")]
     return [t for paper in OUTPUTS for t in OUTPUTS[paper]["targets"]] + REPORT_EXTRAS
 
 

@@ -25,8 +25,9 @@ with logged(snakemake):
 
         from fedrepro.claims import to_markdown
         from fedrepro.claims.plan import combine_looks
+        from fedrepro.papers.registry import undecided_alone
         table = combine_looks(pd.read_parquet(first), table)
-        markdown = to_markdown(table, paper)
+        markdown = to_markdown(table, paper, alone=undecided_alone(table, paper, root))
     print(markdown)
     write_parquet(table, snakemake.output.parquet, provenance(snakemake.params.config_hash, paper=paper))
     write_text_atomic(snakemake.output.md, markdown)
