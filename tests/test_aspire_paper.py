@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedrepro.claims import NotTestable, Outcome, decide, load_claims
+from fedrepro.claims import Depends, NotTestable, Outcome, decide, load_claims
 from fedrepro.claims import query
 from fedrepro.claims.evaluate import check_name
 from fedrepro.papers import registry
@@ -152,12 +152,12 @@ def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
     out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", same)}, {})
     assert isinstance(out, Outcome) and _verdict("t3_aspire_beats_baselines", out) == "holds"
     assert "holds at every swept value" in out.why and "ρ1 = 2: holds" in out.detail
-    # ASPIRE-EASE behind AFL at rho1 = 2 only: undecided, "depends on" naming rho1 alone, with the table
+    # ASPIRE-EASE behind AFL at rho1 = 2 only: depends (its own verdict), naming rho1 alone, with the table
     flip = {**same, "rho1=2": {**fam, "aspire": (50, 1.0, 3)}}
     out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {})
-    assert isinstance(out, NotTestable)
+    assert isinstance(out, Depends)
     assert "depends on the unstated ρ1:" in out.reason and "fails at ρ1 = 2" in out.reason
-    assert "η_h = 0.05: holds" in out.reason
+    assert "η_h = 0.05: holds" in out.table
     # behind at every setting: fails, and says so
     bad = {lab: {**fam, "aspire": (50, 1.0, 3)} for lab in claims.SWEEP_LABELS}
     out = check({**_t3(aspire=(50, 1.0, 3)), "sweep3_scma": _sweep("sweep3_scma", bad)}, {})
@@ -192,7 +192,7 @@ def test_table4_claims_are_decided_across_the_sweep():
     sw = pd.concat([sw.assign(setting=lab, cell=sw["cell"] + lab) for lab in claims.SWEEP_LABELS], ignore_index=True)
     sw.loc[(sw["setting"] == "eta_h=0.05") & (sw["algorithm"] == "aspire"), "attack_success"] = 10.0
     out = _check("t4_aspire_lowest")({"table4_scma": base, "sweep4_scma": sw}, {})
-    assert isinstance(out, NotTestable) and "depends on the unstated" in out.reason
+    assert isinstance(out, Depends) and "depends on the unstated" in out.reason
     assert "ρ1" in out.reason.split(":")[0] and "η_h" not in out.reason.split(":")[0]
 
 
