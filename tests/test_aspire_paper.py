@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedrepro.claims import NotTestable, Outcome, decide, load_claims
+from fedrepro.claims import Depends, NotTestable, Outcome, decide, load_claims
 from fedrepro.claims import query
 from fedrepro.claims.evaluate import check_name
 from fedrepro.papers import registry
@@ -152,12 +152,12 @@ def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
     out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", same)}, {})
     assert isinstance(out, Outcome) and _verdict("t3_aspire_beats_baselines", out) == "holds"
     assert "holds at every swept value" in out.why and "ρ1 = 2: holds" in out.detail
-    # ASPIRE-EASE behind AFL at rho1 = 2 only: undecided, "depends on" naming rho1 alone, with the table
+    # ASPIRE-EASE behind AFL at rho1 = 2 only: depends (its own verdict), naming rho1 alone, with the table
     flip = {**same, "rho1=2": {**fam, "aspire": (50, 1.0, 3)}}
     out = check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", flip)}, {})
-    assert isinstance(out, NotTestable)
+    assert isinstance(out, Depends)
     assert "depends on the unstated ρ1:" in out.reason and "fails at ρ1 = 2" in out.reason
-    assert "η_h = 0.05: holds" in out.reason
+    assert "η_h = 0.05: holds" in out.table
     # behind at every setting: fails, and says so
     bad = {lab: {**fam, "aspire": (50, 1.0, 3)} for lab in claims.SWEEP_LABELS}
     out = check({**_t3(aspire=(50, 1.0, 3)), "sweep3_scma": _sweep("sweep3_scma", bad)}, {})
@@ -192,7 +192,7 @@ def test_table4_claims_are_decided_across_the_sweep():
     sw = pd.concat([sw.assign(setting=lab, cell=sw["cell"] + lab) for lab in claims.SWEEP_LABELS], ignore_index=True)
     sw.loc[(sw["setting"] == "eta_h=0.05") & (sw["algorithm"] == "aspire"), "attack_success"] = 10.0
     out = _check("t4_aspire_lowest")({"table4_scma": base, "sweep4_scma": sw}, {})
-    assert isinstance(out, NotTestable) and "depends on the unstated" in out.reason
+    assert isinstance(out, Depends) and "depends on the unstated" in out.reason
     assert "ρ1" in out.reason.split(":")[0] and "η_h" not in out.reason.split(":")[0]
 
 
@@ -317,6 +317,93 @@ def test_fig4_checks_and_the_no_target_guard():
     diverged = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 3.0),
                       "drfa_prox": (70, 1.1)})
     assert isinstance(_check("f4_aspire_fastest")(diverged, {}), NotTestable)
+
+
+def _swept(exp, per_setting):
+    """A ``sweep_<figure>`` frame: {setting label: the swept methods' runs at that setting}."""
+    return pd.concat([f.assign(experiment=exp, setting=lab, cell=f["cell"] + "-" + lab) for lab, f in per_setting.items()],
+                     ignore_index=True)
+
+
+def test_fig4_and_fig5_statements_are_decided_across_the_sweep():
+    good = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 1.2),
+                  "drfa_prox": (70, 1.1)}, planes={"aspire": 3, "aspire_cp": 9})["fig4_scma"]
+    slow = _fig4({"aspire": (80, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 1.0), "afl": (50, 1.2),
+                  "drfa_prox": (70, 1.1)}, planes={"aspire": 9, "aspire_cp": 3})["fig4_scma"]
+    swept = lambda f: f[f["algorithm"].isin(claims.FIG_SWEPT["fig4"])]
+    same = {lab: swept(good) for lab in claims.SWEEP_LABELS}
+    for name in ("f4_ease_before_cp", "f5_ease_fewer_planes"):
+        out = _check(name)({"fig4_scma": good, "sweep_fig4_scma": _swept("sweep_fig4_scma", same)}, {})
+        assert isinstance(out, Outcome) and _verdict(name, out) == "holds", name
+        assert out.why.startswith("holds at every swept value of the unstated ρ1, η_h, α_w, κ1 (5)"), name
+        # slower than ASPIRE-CP, with more planes, at rho1 = 2 only: depends on rho1, with the per-setting table
+        flip = _swept("sweep_fig4_scma", {**same, "rho1=2": swept(slow)})
+        out = _check(name)({"fig4_scma": good, "sweep_fig4_scma": flip}, {})
+        assert isinstance(out, Depends) and out.reason.startswith("depends on the unstated ρ1: holds at default"), name
+        assert "fails at ρ1 = 2" in out.reason and "κ1α_w = 0.1: holds" in out.table, name
+        # slower at every setting: fails
+        every = _swept("sweep_fig4_scma", {lab: swept(slow) for lab in claims.SWEEP_LABELS})
+        assert _verdict(name, _check(name)({"fig4_scma": slow, "sweep_fig4_scma": every}, {})) == "fails", name
+    # a setting's frame: the setting's runs of the swept methods, the default's AFL and DRFA-Prox (paired by seed)
+    exp, got = claims.fig_settings({"fig4_scma": good, "sweep_fig4_scma": flip}, "fig4")
+    assert exp == "fig4_scma" and [lab for lab, _, _ in got] == [claims.DEFAULT_LABEL] + [
+        shown for shown, _ in claims.SWEEP_LABELS.values()]
+    at = dict((lab, f[exp]) for lab, f, _ in got)["ρ1 = 2"]
+    pd.testing.assert_frame_equal(at[at["algorithm"] == "afl"].drop(columns="setting").reset_index(drop=True),
+                                  good[good["algorithm"] == "afl"].reset_index(drop=True), check_dtype=False)
+    assert (at.loc[at["algorithm"] == "aspire", "n_planes"] >= 9).all()
+    # without sweep runs: the default's own value, marked "not swept"
+    alone = _check("f4_ease_before_cp")({"fig4_scma": good}, {})
+    assert isinstance(alone, Outcome) and alone.detail.endswith("not swept") and "median time" in alone.detail
+    # a setting without a target to time (its worst method diverged) is named
+    diverged = _fig4({"aspire": (20, 1.0), "aspire_cp": (40, 1.0), "aspire_sync": (60, 3.0), "afl": (50, 1.2),
+                      "drfa_prox": (70, 1.1)})["fig4_scma"]
+    out = _check("f4_ease_before_cp")({"fig4_scma": good, "sweep_fig4_scma": _swept(
+        "sweep_fig4_scma", {**same, "eta_h=0.05": swept(diverged)})}, {})
+    assert isinstance(out, NotTestable) and out.reason.startswith("at η_h = 0.05: in no seed is the worst method")
+    # runs of a method the figure does not sweep, or an unknown setting, are refused
+    with pytest.raises(ValueError, match="does not sweep"):
+        claims.fig_settings({"fig4_scma": good, "sweep_fig4_scma": _swept("sweep_fig4_scma", {"rho1=2": good})}, "fig4")
+    with pytest.raises(ValueError, match="SWEEP_LABELS"):
+        claims.fig_settings({"fig4_scma": good, "sweep_fig4_scma": _swept("sweep_fig4_scma", {"rho1=9": swept(good)})},
+                            "fig4")
+
+
+def test_fig3_statements_are_decided_across_the_sweep():
+    grows = _same_runs_beyond(_fig3({0.0: (40, 1.0), 1.0: (45, 0.9), 2.0: (50, 0.8), 3.0: (50, 0.8)}), 2.0)
+    drops = _fig3({0.0: (40, 1.0), 1.0: (50, 0.8), 2.0: (30, 1.2), 3.0: (30, 1.21)})
+    same = {lab: grows for lab in claims.SWEEP_LABELS}
+    out = _check("f3_enhanced")({"fig3_fmnist3": grows, "sweep_fig3_fmnist3": _swept("sweep_fig3_fmnist3", same)}, {})
+    assert _verdict("f3_enhanced", out) == "holds" and "holds at every swept value" in out.why
+    flip = _swept("sweep_fig3_fmnist3", {**same, "eta_h=0.05": drops})
+    out = _check("f3_enhanced")({"fig3_fmnist3": grows, "sweep_fig3_fmnist3": flip}, {})
+    assert isinstance(out, Depends) and out.reason.startswith("depends on the unstated η_h:")
+
+
+def test_every_sweep_runs_at_its_default_experiments_seeds_changing_one_parameter():
+    """Each sweep (Tables 3-4: sweep3/4_<ds>; Figs. 2-5: sweep_<figure>) runs at every scale at the seeds of the
+    experiment it is paired with, and each of its runs is that experiment's run of the same method and seed with
+    one unstated parameter changed (issue #43 point 4)."""
+    from fedrepro.experiments.cells import all_cells
+
+    swept = {"rho1", "eta_h", "alpha_w_factor", "kappa1_times_alpha_w"}
+    for scale in ("quick", "verify", "paper"):
+        cells = {e: c for (p, e), c in all_cells({"papers": ["aspire"], "scale": scale}).items()}
+        sweeps = [e for e in cells if e.startswith("sweep")]
+        assert len(sweeps) == 17
+        for e in sweeps:
+            base = e[len("sweep_"):] if e.startswith("sweep_") else f"table{e[5]}{e[6:]}"
+            assert {c["seed"] for c in cells[e]} == {c["seed"] for c in cells[base]}, (scale, e)
+            runs = {(c["algorithm"], c["seed"], json.dumps({k: v for k, v in c["params"].items() if k not in swept},
+                                                          sort_keys=True), json.dumps(c["problem"], sort_keys=True),
+                     c.get("time_budget")): c for c in cells[base]}
+            for c in cells[e]:
+                rest = {k: v for k, v in c["params"].items() if k not in swept}
+                key = (c["algorithm"], c["seed"], json.dumps(rest, sort_keys=True), json.dumps(c["problem"], sort_keys=True),
+                       c.get("time_budget"))
+                assert key in runs, (scale, e, c["cell"])
+                changed = {k for k in swept if c["params"].get(k) != runs[key]["params"].get(k)}
+                assert len(changed) == 1, (scale, e, c["cell"], changed)
 
 
 def test_fig2_check():

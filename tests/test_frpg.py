@@ -438,9 +438,9 @@ def test_rsa_claims_are_decided_across_the_lambda_grid():
     t = _verdicts(*_fake_results(acc={"RSA (a=3, λ=1.6)": 0.9}))
     assert t.loc["fig5_better_accuracy", "verdict"] == "holds"
     assert "λ_R=1.6 (shown, not decided on)" in t.loc["fig5_better_accuracy", "our_value"]
-    # better than FRPG at lambda_R = 0.01 only: depends on the unstated choice -> undecided, with the table
+    # better than FRPG at lambda_R = 0.01 only: depends on the unstated choice (its own verdict), with the table
     t = _verdicts(*_fake_results(acc={"RSA (a=3, λ=0.01)": 0.9}))
-    assert t.loc["fig5_better_accuracy", "verdict"] == "undecided"
+    assert t.loc["fig5_better_accuracy", "verdict"] == "depends"
     why = t.loc["fig5_better_accuracy", "why"]
     assert "depends on the unstated λ_R" in why and "fails at λ_R=0.01" in why and "holds at λ_R=0.3" in why
     # better at every lambda_R: fails
@@ -459,7 +459,7 @@ def test_loss_below_rsa_reads_one_objective_after_4000_crs_and_the_grid():
     t = _verdicts(*_fake_results())
     assert t.loc["loss_below_rsa", "verdict"] == "undecided" and "4,000 CRs" in t.loc["loss_below_rsa", "why"]
     t = _verdicts(*_fake_results(loss={"RSA (a=3, λ=0.1)": 1.0}, penalty={"RSA (a=3, λ=0.1)": 0.0}), scale="paper")
-    assert t.loc["loss_below_rsa", "verdict"] == "undecided"
+    assert t.loc["loss_below_rsa", "verdict"] == "depends"
     assert "fails at λ_R=0.1" in t.loc["loss_below_rsa", "why"]
     # RSA's own F (lambda_R = 0.1) below FRPG's, but its models far apart: at FRPG's lambda it is above
     apart = {"RSA (a=3, λ=0.1)": 1.0}

@@ -3,7 +3,7 @@ beside, listing; saved (measure kinds saved, stays_from), filled, read_filled, n
 import numpy as np
 import pandas as pd
 
-from fedrepro.claims import Outcome
+from fedrepro.claims import Depends, Outcome
 from fedrepro.claims.query import (PerSeed, beside, filled, gaps, informative, listing, measure, memo_frame, notes,
                                    read_across, read_beside, read_filled, rounds_to, saved, stays_from)
 
@@ -140,8 +140,9 @@ def test_read_across_decides_at_every_swept_value_with_the_side_beside():
                "final": "m"}, "label": "A−{s}"}
     out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C", "A"]}, "s={s}", views=views,
                       side=[{"label": "shown", "values": {"s": "C"}}], name="the unstated s")
-    assert out.reason.startswith("depends on the unstated s: holds at s=C, fails at s=A — s=C: holds A−C: -1.15")
-    assert out.reason.endswith("| beside (stated-parameter sensitivity): shown: holds A−C: -1.15 [-1.785, -0.5147] "
+    assert isinstance(out, Depends) and out.reason == "depends on the unstated s: holds at s=C, fails at s=A"
+    assert out.table.startswith("s=C: holds A−C: -1.15") and out.replicates == 2
+    assert out.table.endswith("| beside (stated-parameter sensitivity): shown: holds A−C: -1.15 [-1.785, -0.5147] "
                                "(n=2)")
     out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C"]}, "s={s}", views=views, name="s")
     assert out.why.startswith("holds at every swept value of s (1): s=C")

@@ -264,7 +264,7 @@ def test_readme_status_block_is_a_well_formed_verdict_table():
     # the block is generated (fedrepro.claims.status); a hand edit that breaks it fails here (issue #42)
     from pathlib import Path
 
-    from fedrepro.claims import STATUS_COLUMNS
+    from fedrepro.claims import STATUS_COLUMNS, VERDICTS
     from fedrepro.claims.status import BEGIN, END
     from fedrepro.experiments.cells import PAPERS
 
@@ -278,7 +278,7 @@ def test_readme_status_block_is_a_well_formed_verdict_table():
     for r in body:
         assert len(r) == len(STATUS_COLUMNS), r
         counts = dict(zip(STATUS_COLUMNS[1:], map(int, r[1:])))     # every count an integer
-        assert counts["holds"] + counts["fails"] + counts["undecided"] + counts["unavailable"] == counts["statements"], r
+        assert sum(counts[v] for v in VERDICTS) == counts["statements"], r
         assert counts["revised after a verdict"] <= counts["statements"], r
 
 

@@ -23,8 +23,10 @@ A claims file (``fedrepro/papers/<paper>/claims.yaml``) lists entries::
       variant: "authors' early code" # the variant of the method the claim judges (shown in claims.md)
 
 The check returns :class:`~fedrepro.claims.verdicts.Replicates` (or a list of them),
-``Outcome(value, why, detail)`` around that, :class:`NotTestable`, or None; the verdict is computed
-by :func:`~fedrepro.claims.verdicts.decide`, never written by hand.
+``Outcome(value, why, detail)`` around that, :class:`NotTestable`, :class:`Depends` (decided across a
+sweep of an unstated parameter, holding at some values and failing at others: verdict ``depends``), or
+None; the verdict is computed by :func:`~fedrepro.claims.verdicts.decide` (or
+:func:`fedrepro.claims.sweep.across`), never written by hand.
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ from typing import Any
 import pandas as pd
 
 from fedrepro.experiments.cells import paper_file, read_yaml
-from fedrepro.claims.verdicts import (ALPHA, COMPARES, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS, Decision,
+from fedrepro.claims.verdicts import (ALPHA, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
+                                      Decision,
                                       Replicates, accepted_range, decide)
 
 KINDS = ("paper", "check", "twin")
@@ -70,6 +73,19 @@ class Outcome:
     value: Any
     why: str = ""
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Depends:
+    """Returned by a check decided across a sweep of a parameter the paper does not state
+    (:func:`fedrepro.claims.sweep.across`) when it holds at some swept values and fails at others: the
+    verdict ``depends``, counted apart from ``undecided``. ``reason`` names the parameters and the values
+    where it holds and fails, ``table`` is the decision at every value (shown as our value and in why),
+    ``replicates`` the fewest replicates of any value's components."""
+
+    reason: str
+    table: str
+    replicates: int = 0
 
 
 def validate_claims(claims, paper: str = "", checks: dict | None = None, experiments=None,
@@ -263,6 +279,15 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         why, detail = "", ""
         if isinstance(value, Outcome):
             value, why, detail = value.value, value.why, value.detail
+        if isinstance(value, Depends):
+            testable_at = claim.get("testable_at")
+            if testable_at and scale is not None and scale not in testable_at:
+                row = _row(paper, claim, value.table, UNDECIDED,
+                           claim.get("untestable_reason") or f"decided at scale {' or '.join(testable_at)}")
+            else:
+                row = _row(paper, claim, value.table, DEPENDS, f"{value.reason} — {value.table}")
+            rows.append({**row, "replicates": value.replicates})
+            continue
         if isinstance(value, NotTestable) or value is None:
             reason = value.reason if isinstance(value, NotTestable) else "the check found no value in these results"
             rows.append(_row(paper, claim, why=reason))
@@ -393,5 +418,5 @@ def status_table(results_dir: str | Path = "results", papers=None) -> pd.DataFra
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 
-__all__ = ["check_name", "NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "load_claims", "to_markdown",
+__all__ = ["check_name", "Depends", "NotTestable", "Outcome", "Replicates", "validate_claims", "evaluate", "load_claims", "to_markdown",
            "status_table", "load_results", "KINDS", "COLUMNS", "STATUS_COLUMNS", "test_text", "FAILS"]

@@ -44,8 +44,9 @@ def status_markdown(results_dir: str | Path = "results", scale: str | None = Non
     head = (f"Claim verdicts of the last {scale + '-scale ' if scale else ''}build"
             f"{' (' + prov + ')' if prov else ''}, generated from `results/<paper>/claims.parquet` by "
             "`python -m fedrepro.claims.status`. Paper statements: holds / fails (decided by a 95% interval "
-            "from replicates), undecided (the interval straddles the paper's statement; `claims.md` names the "
-            "replicates that would decide it), unavailable (dataset not available offline); *revised after a "
+            "from replicates), depends (decided across a sweep of a parameter the paper does not state: holds at "
+            "some values, fails at others; `claims.md` gives the table), undecided (the interval straddles the "
+            "paper's statement; `claims.md` names the replicates that would decide it), unavailable (dataset not available offline); *revised after a "
             "verdict*: how many of the statements' verdicts rest on a reading changed after a verdict of the old "
             "reading was seen (registered readings, `fedrepro/claims/registration.py`; `claims.md` shows each old "
             "verdict). Checks of our own code are counted apart:")

@@ -6,9 +6,11 @@ declared sweep and the decisions are combined:
 
 * **holds** when it holds at every swept value;
 * **fails** when it fails at every swept value;
-* otherwise **undecided**: "depends on <parameter>" when it holds at some values and fails at
-  others (naming the parameters whose values disagree), or "undecided at <values>" when some value
-  leaves it open; the per-value table is in the verdict's detail either way.
+* **depends** (a verdict of its own, counted apart from undecided) when it holds at some values and
+  fails at others and no value leaves it open: "depends on <parameter>" naming the parameters whose
+  values disagree, with the per-value table;
+* otherwise **undecided**: "undecided at <values>" when some value leaves it open (even if others
+  hold and fail: a value still open could go either way); the per-value table is in the detail.
 
 A setting is ``(label, components)`` or ``(label, components, parameter)``: ``components`` are the
 check's :class:`~fedrepro.claims.verdicts.Replicates` at that value (a list: all must hold),
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import functools
 
-from fedrepro.claims.evaluate import NotTestable, Outcome
+from fedrepro.claims.evaluate import Depends, NotTestable, Outcome
 from fedrepro.experiments.cells import paper_file
 from fedrepro.claims.verdicts import FAILS, HOLDS, UNDECIDED, decide
 
@@ -76,8 +78,9 @@ def across(paper: str, check: str, settings, *, name: str, context: str = "", si
     name: what is swept, for the messages ("λ_R", "the unstated ρ1, η_h, α_w, κ1"); a setting's own
     parameter, when given, replaces it in "depends on ...". context: appended to "depends on" (e.g.
     the stated values the sweep runs at). Returns an Outcome (the engine re-decides the first
-    setting's components, which reach the same verdict as every other value), a NotTestable, or None
-    when no setting has components.
+    setting's components, which reach the same verdict as every other value), a Depends (holds at
+    some values, fails at the others, none open), a NotTestable (some value open), or None when no
+    setting has components.
     """
     settings = [s for s in map(_norm, settings) if s[1]]
     if not settings:
@@ -91,11 +94,12 @@ def across(paper: str, check: str, settings, *, name: str, context: str = "", si
         every = f"at every swept value of {name} ({len(decided)}): "
         return Outcome(decided[0][1], detail=detail,
                        why=("fails " + every if states == {FAILS} else "holds " + every) + table)
-    if HOLDS in states and FAILS in states:
+    if states == {HOLDS, FAILS}:
         hold = [lab for lab, *_, d in decided if d.verdict == HOLDS]
         fail = [lab for lab, *_, d in decided if d.verdict == FAILS]
-        return NotTestable(f"depends on {_deciding(decided, name)}: holds at {', '.join(hold)}, fails at "
-                           f"{', '.join(fail)}{context} — {detail}")
+        return Depends(f"depends on {_deciding(decided, name)}: holds at {', '.join(hold)}, fails at "
+                       f"{', '.join(fail)}{context}", detail,
+                       replicates=min(c.n for *_, d in decided for c in d.components))
     open_ = [lab for lab, *_, d in decided if d.verdict not in (HOLDS, FAILS)]
     need = [d.needed for *_, d in decided if d.needed]
     return NotTestable(f"undecided at {', '.join(open_)}" + (f" (about {max(need)} seeds would decide)" if need

@@ -4,7 +4,8 @@ other readings are data in claims.yaml, where a check's parameters (pairs of met
 Orderings are PAIRED per-seed differences oriented as an advantage (positive = the first method better), read
 ``compare: gt, paper_value: 0``. Table 3/4 statements are decided ACROSS the sweep of the unstated rho_1, eta_h,
 alpha_w, kappa_1 (``sweep3_<ds>`` / ``sweep4_<ds>``, FIDELITY AS-26, :func:`fedrepro.claims.sweep.across`): at each
-setting the family's runs replace the default ones (baselines shared). Fig. 1 and the set's size are closed-form.
+setting the family's runs replace the default ones (baselines shared); so are the Figs. 2-5 statements (Γ steps, trade-off,
+times to target, planes, ADP: ``sweep_<figure>``, issue #43 point 4). Fig. 1 and the set's size are closed-form.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.claims.query import advantages, column, decided_across, fixed, select, substitute, times_to_target
+from fedrepro.claims.query import (MEASURE_KINDS, advantages, column, compile_reading, decided_across, fixed, select,
+                                   substitute, times_to_target)
 from fedrepro.papers.aspire.analysis import METHODS, PAPER_TABLE3, finals, frames_of, individual_best, param
 
 NAMES = {"acc_w": "Acc_w", "loss_w": "Loss_w", "acc_std": "Std", "attack_success": "success rate"}
@@ -86,6 +88,70 @@ def _advantages(rule: str):
 
 #: the Table 3/4 orderings (compare gt 0) and the two "within one printed std" readings (approx, ge)
 CHECKS = {rule: _advantages(rule) for rule in ("ahead", "within_paper_std", "not_behind_paper_std")}
+
+
+# ---- Figs. 2-5 across the same sweep (issue #43 point 4) ----------------------------------------
+#: per figure, the methods of its experiment that use rho_1, eta_h, alpha_w, kappa_1: a setting of
+#: ``sweep_<figure>[_<ds>]`` replaces their runs, the others' (Fig. 4's AFL and DRFA-Prox) are shared
+FIG_SWEPT = {"fig2": ("aspire_adp",), "fig3": ("aspire",), "fig4": ("aspire", "aspire_cp", "aspire_sync")}
+
+
+def fig_settings(frames, figure: str):
+    """(experiment id, [(label, {experiment id: trace frame}, parameter)]) of ``figure`` (fig2, fig3, fig4):
+    the figure's runs (the default), then per setting of ``sweep_<experiment id>`` its runs replacing the
+    swept methods' ones (paired by seed)."""
+    if figure not in FIG_SWEPT:
+        raise ValueError(f"figure {figure!r}: the figures swept are {sorted(FIG_SWEPT)}")
+    if figure == "fig2":
+        exp, df = "fig2", frames.get("fig2")
+    else:
+        ds, df = _one(frames, figure)
+        exp = f"{figure}_{ds}"
+    if df is None or df.empty:
+        return None, []
+    out, sw = [(DEFAULT_LABEL, {exp: df}, None)], frames.get(f"sweep_{exp}")
+    if sw is None or sw.empty:
+        return exp, out
+    unknown = sorted(set(sw["setting"]) - set(SWEEP_LABELS))
+    stray = sorted(set(sw["algorithm"]) - set(FIG_SWEPT[figure]))
+    if unknown or stray:
+        raise ValueError(f"sweep_{exp}: settings {unknown} not in SWEEP_LABELS {sorted(SWEEP_LABELS)}" if unknown else
+                         f"sweep_{exp}: runs of {stray}, which {figure} does not sweep ({list(FIG_SWEPT[figure])})")
+    subs = ((shown, select(sw, setting=label), par) for label, (shown, par) in SWEEP_LABELS.items())
+    return exp, out + [(shown, {exp: substitute(df, sub)}, par) for shown, sub, par in subs if not sub.empty]
+
+
+def _across_fig(rule: str, inner, uses=()):
+    """The check ``rule``: ``inner(frames, summaries, **args)`` at the figure's default runs and at every setting
+    of its sweep (:func:`fig_settings`), decided across them (:func:`~fedrepro.claims.query.decided_across`; a
+    setting ``inner`` cannot decide makes the check NotTestable, naming the setting); without sweep runs,
+    ``inner``'s own value at the default, marked "not swept". ``uses``: the functions of the
+    query layer ``inner`` calls, held as a default of the check so that a registered reading's fingerprint covers
+    them as it did when ``inner`` was the check (:func:`fedrepro.claims.registration.fingerprint`)."""
+    def check(frames, summaries, figure: str, _uses=tuple(uses), **args):
+        exp, got = fig_settings(frames, figure)
+        if not got:
+            return None
+        if len(got) == 1:
+            out = inner(got[0][1], summaries, **args)
+            if isinstance(out, Outcome):
+                return Outcome(out.value, why=out.why, detail=(out.detail + "; " if out.detail else "") + "not swept")
+            return out if out is None or isinstance(out, NotTestable) else Outcome(out, detail="not swept")
+
+        comps = []
+        for label, fr, par in got:
+            out = inner(fr, summaries, **args)
+            if isinstance(out, NotTestable):       # a setting this build cannot decide: which one, and why
+                return NotTestable(f"at {label}: {out.reason}")
+            comps.append((label, out.value if isinstance(out, Outcome) else out, par))
+        return decided_across("aspire", rule, comps, lambda c: c, SWEEP_NAME)
+    check.__name__ = check.__qualname__ = rule
+    return check
+
+
+def _reading(frames, summaries, reading, name: str = "reading"):
+    """A claim's reading written as data (:func:`~fedrepro.claims.query.compile_reading`) on ``frames``."""
+    return compile_reading(reading, VIEWS, name)(frames, summaries)
 
 
 def malicious_weight(frames, summaries, alg: str, higher: bool):
@@ -291,5 +357,10 @@ def _cheapest_view(frames, summaries):
 
 VIEWS = {"fig1": _fig1_view, "fig1_growth": _growth_view, "fig1_cheapest": _cheapest_view}
 CHECKS.update((f.__name__, f) for f in (
-    malicious_weight, gamma_steps, f3_gamma0_is_mix_even, f3_plateau, f3_set_grows, time_ratios, f2_adp_adapts,
-    f1_w1_fastest, f1_ellipsoid_m, s_is_one))
+    malicious_weight, f3_gamma0_is_mix_even, f3_plateau, f3_set_grows, f1_w1_fastest, f1_ellipsoid_m, s_is_one))
+#: the Figs. 2-5 statements decided across the sweep of the unstated rho_1, eta_h, alpha_w, kappa_1 (FIDELITY AS-26;
+#: one name per rule of decision: gt 0 for the Γ steps, the trade-off, the planes and ADP, gt 1 for time ratios)
+CHECKS.update((name, _across_fig(name, inner, uses)) for name, inner, uses in (
+    ("gamma_steps_across", gamma_steps, (advantages,)), ("time_ratios_across", time_ratios, (times_to_target,)),
+    ("f2_adp_adapts_across", f2_adp_adapts, ()),
+    ("reading_across", _reading, (compile_reading, *MEASURE_KINDS.values()))))
