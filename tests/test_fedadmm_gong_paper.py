@@ -575,6 +575,9 @@ def test_titles_say_which_fedadmm_the_curves_show():
                 assert c["params"]["client_order"] == "random" and c["params"]["random_epochs"] is False, e
             if e.endswith("_alg1"):
                 assert c["params"]["random_epochs"] is True
+            if e.endswith("_alg1") or e == "fig8":     # Algorithm 1 as printed (Fig. 8: Options I and II alike)
+                assert (c["params"]["momentum"], c["params"]["batches"], c["params"]["random_epochs"]) == \
+                    (0.0, "once", True), e
     # each twin has the same settings, grid points and seeds as its experiment (paired by seed)
     verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
     for exp in ("table3", "scaling", "fig10"):
