@@ -149,6 +149,12 @@ def test_algorithm_1_as_printed_makes_the_batches_once_and_takes_plain_sgd_steps
         close(st.W[c], W[c])
     # the per-epoch reshuffle (the default, PyTorch's shuffling loader) is another run
     assert not np.allclose(theta, ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5)[0])
+    # Option II (Fig. 8) runs the same printed lines from the global model theta^t
+    alg2 = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, rho=0.5, random_epochs=True,
+                          batches="once", local_init="global")
+    ref2 = ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5, init="global", once=True)[0]
+    close(drive(alg2, p, rounds=3)[0], ref2)
+    assert not np.allclose(ref2, ref)
     with pytest.raises(ValueError, match="batches"):
         make_algorithm("fedadmm_gong", batches="twice")
 

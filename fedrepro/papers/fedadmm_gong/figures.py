@@ -451,8 +451,8 @@ def fig8(frames, summaries, out):
                 _curve(axes[i, j], g, f"early code (the paper's FedADMM), η = {eta:g}", "tab:gray", ls)
             _target_line(axes[i, j], sub)
             _axes(axes[i, j], f"{DATASETS[ds]} {PARTITIONS[part]}")
-    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation: Option I (Algorithm 1 as printed, warm start from "
-            "w_i) vs II (the authors' HEAD code, from θ); dotted: the authors' early code (clients trained in "
+    _finish(fig, axes, "Fig. 8 — FedADMM local initialisation, Algorithm 1 as printed (batches once, plain SGD): "
+            "Option I (warm start from w_i) vs II (from θ, the authors' HEAD code's start); dotted: the authors' early code (clients trained in "
             "sequence, random order, fixed E; spec §7 A3, the algorithm the paper's numbers match, GO-15)"
             + scale_note(df), out, 2)
 
