@@ -112,10 +112,16 @@ def test_twelve_series_have_distinct_styles_a_shared_legend_and_log_where_allowe
     styles = {(to_hex(h.get_color()), tuple(h._unscaled_dash_pattern[1] or ())) for h in legend.legend_handles[:12]}
     assert styles == _drawn(axes[0]), "the legend shows each series as it is drawn"
     assert all("_" not in ax.get_title() and ax.get_title() for ax in axes), "titles are labels, not keys"
-    assert [ax.get_yscale() for ax in axes] == ["log", "log", "linear"], "never a log axis on accuracy"
-    # the diverged run: drawn on its own up to its last finite value, marked x, not in the mean
+    # the objective of the aggregated runs spans less than 2 decades: linear; the gradient norm: log
+    assert [ax.get_yscale() for ax in axes] == ["linear", "log", "linear"], "never a log axis on accuracy"
+    asked = plot_rounds(df, tmp_path / "rounds_logy", metrics=("objective", "grad_norm2", "accuracy"), logy=True)
+    assert [ax.get_yscale() for ax in asked.axes] == ["log", "log", "linear"], "logy: true skips accuracy"
+    # the diverged run: drawn on its own (thin, dotted), marked x where it leaves the panel, whose
+    # range is that of the aggregated runs; not in the mean
+    thin = [ln for ln in axes[0].lines if ln.get_linewidth() < 1.0 and len(ln.get_xdata()) > 2]
+    assert len(thin) == 1 and np.nanmax(thin[0].get_ydata()) > 1e11 and axes[0].get_ylim()[1] < 1.0
     marks = [ln for ln in axes[0].lines if ln.get_marker() == "x"]
-    assert len(marks) == 1 and marks[0].get_ydata()[0] > 1e11
+    assert len(marks) == 1 and marks[0].get_xdata()[0] == 1 and marks[0].get_color() == thin[0].get_color()
     means = [ln for ln in axes[0].lines if len(ln.get_xdata()) > 2 and ln.get_linewidth() > 1.0]
     assert max(np.nanmax(ln.get_ydata()) for ln in means) < 1.0, "the diverged run stays out of the mean"
 

@@ -6,8 +6,8 @@ What a reader of a paper expects of them (issue #44, 7), and how it is met:
 * one series per algorithm x setting, each with its own colour *and* line style (a palette of up
   to 20 distinct colours, then evenly spaced hues, and seaborn's distinct dash patterns), named in
   one legend shared by every panel;
-* seeds aggregated: the line is the mean over seeds, the band its 95% bootstrap confidence interval
-  (seaborn ``errorbar=("ci", 95)``, seeded: the same figure every build);
+* seeds aggregated: seaborn's ``lineplot`` draws the mean over seeds and, as band, its 95%
+  percentile-bootstrap confidence interval (:func:`ci95`; seeded: the same figure every build);
 * a log y axis chosen per metric (:func:`use_log`): never on a bounded metric (accuracy, fractions,
   rounds), by default only where the values are positive and span two decades; a log x axis where a
   swept value is positive and spans two decades (e.g. a privacy budget 1e3 .. 1e6);
@@ -34,12 +34,25 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from fedrepro.figures.base import save_figure  # noqa: E402
-
-#: a run whose objective grows beyond this factor times its first recorded value has diverged
-DIVERGE_FACTOR = 1e6
+from fedrepro.figures.divergence import DIVERGE_FACTOR, has_diverged  # noqa: E402,F401
 PLOT_CEILING = 1e100    # values beyond it (or not finite) are not drawn: they cannot be placed
-CI = ("ci", 95)         # seaborn's errorbar: 95% bootstrap confidence interval of the mean over seeds
 N_BOOT = 1000
+
+
+def ci95(values) -> tuple[float, float]:
+    """95% percentile-bootstrap confidence interval of the mean over seeds (what seaborn's
+    ``errorbar=("ci", 95)`` computes, with the resamples drawn in one array: seaborn's own loop
+    over 1,000 resamples took 11 ms per point, 40 s for a 12-series figure of 150 rounds). Seeded:
+    the same band every build; one value: a band of no width."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return (float(v[0]), float(v[0])) if v.size else (np.nan, np.nan)
+    means = v[np.random.default_rng(0).integers(0, v.size, (N_BOOT, v.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+CI = ci95               # seaborn's errorbar: a callable of the values at one x
 
 #: display names of metric and parameter columns; a column not listed shows its own name
 LABELS = {
@@ -122,16 +135,9 @@ def diverged_runs(df: pd.DataFrame) -> set:
             continue
         if "objective" not in g:
             continue
-        f = g.sort_values("round")["objective"].astype(float).to_numpy() if "round" in g else g["objective"].astype(float).to_numpy()
-        seen = np.flatnonzero(np.isfinite(f))
-        if not seen.size:
-            if np.isinf(f).any():
-                out.add(key)
-            continue
-        after = f[seen[0]:]
-        first = abs(f[seen[0]]) or 1.0
-        if (~np.isfinite(after)).any() or np.abs(after).max() > PLOT_CEILING or (
-                "round" in g and len(g) > 1 and np.abs(after).max() > DIVERGE_FACTOR * first):
+        f = (g.sort_values("round") if "round" in g else g)["objective"].astype(float).to_numpy()
+        if np.isinf(f).any() or np.abs(f[np.isfinite(f)]).max(initial=0.0) > PLOT_CEILING or (
+                len(f) > 1 and has_diverged(f)):          # a summary row alone: only the first two tests
             out.add(key)
     return out
 
@@ -235,11 +241,11 @@ def _diverged_handle():
 
 def plot_rounds(df: pd.DataFrame, out: Path, metrics=None, logy: bool | None = None, title: str | None = None,
                 **_):
-    """Mean over seeds (band: 95% bootstrap CI) of each metric vs communication round, one series per
+    """Mean over seeds (band: 95% bootstrap CI, :func:`ci95`) of each metric vs communication round, one series per
     algorithm x swept setting, one panel per metric (default: objective and grad_norm2 where
     recorded, else the first of objective / test accuracy / test loss), one legend for all panels.
     A diverged run (:func:`diverged_runs`) is drawn alone, thin and dotted, to its last finite value
-    (marked x), and left out of the mean and band."""
+    (marked x), and left out of the mean and band. Returns the figure (saved and closed)."""
     import seaborn as sns
 
     if metrics is not None:
@@ -262,7 +268,7 @@ def plot_rounds(df: pd.DataFrame, out: Path, metrics=None, logy: bool | None = N
             sns.lineplot(data=data, x="round", y="_y", hue="series", style="series", hue_order=order,
                          style_order=order, palette={s: c for s, (c, _) in styles.items()},
                          dashes={s: d for s, (_, d) in styles.items()}, estimator="mean", errorbar=CI,
-                         n_boot=N_BOOT, seed=0, legend=False, ax=ax, lw=1.6)
+                         legend=False, ax=ax, lw=1.6)
         if log:
             ax.set_yscale("log")
         view = ax.get_ylim() if not data.empty else None       # the range of the aggregated runs
@@ -373,7 +379,7 @@ def plot_sweep(summary: pd.DataFrame, out: Path, metrics=None, logy: bool | None
                     sns.lineplot(data=good, x="_x", y="_y", hue="algorithm", style="algorithm", hue_order=algs,
                                  style_order=algs, palette={a: c for a, (c, _) in styles.items()},
                                  dashes={a: d for a, (_, d) in styles.items()}, markers=markers, estimator="mean",
-                                 errorbar=CI, n_boot=N_BOOT, seed=0, legend=False, ax=ax, err_style="band",
+                                 errorbar=CI, legend=False, ax=ax, err_style="band",
                                  lw=1.6, markersize=6)
                 for _, r in part[part["_diverged"]].iterrows():
                     ax.plot([r["_x"]], [0.95], "x", color=styles[str(r["algorithm"])][0], markersize=10, mew=2,
