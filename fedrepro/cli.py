@@ -234,6 +234,11 @@ def cmd_run(args) -> int:
     shown = ", ".join(f"{k}={result.final[k]:.10g}" for k in problem.check_metrics(cell.get("metrics")))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
           f"{shown}, wall={result.wall_time:.2f}s -> {args.out}")
+    if "objective" in df and result.status != "diverged":   # the runner stops only at diverge_factor
+        from fedrepro.figures.divergence import growth_note
+        note = growth_note(df.sort_values("round")["objective"])
+        if note:
+            print(f"warning: {note}")
     if "replay_noise_rows" in result.info:
         used, supplied = result.info["replay_noise_rows"]
         print(f"replayed noise: used {used} of the {supplied} rows of {args.replay_noise}")

@@ -29,6 +29,29 @@ def test_cli_runs_fedadmm_on_user_npz(toy_npz, tmp_path, capsys):
     assert "fedadmm: status=max_rounds" in capsys.readouterr().out
 
 
+def test_cli_says_when_the_objective_grew_or_diverged(toy_npz, tmp_path, capsys):
+    """A run that ends at max_rounds with an objective far above its start is not reported as if it
+    were fine (issue #44: a CLI run ending at objective 1,068 reported only max_rounds)."""
+    path, X, _ = toy_npz
+    out = tmp_path / "run.parquet"
+    for rounds, said in ((3, "warning: the objective grew from"), (7, "warning: diverged: the objective went from")):
+        assert main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(path), "--k0", "5",
+                     "--param", "step_c=3", "--rounds", str(rounds), "--out", str(out), "--quiet"]) == 0
+        text = capsys.readouterr().out
+        f = pd.read_parquet(out)["objective"].to_numpy()
+        assert "status=max_rounds" in text and said in text
+        assert (f.max() > 1e6 * f[0]) == ("diverged" in text)
+
+
+def test_growth_note_and_divergence_definition():
+    from fedrepro.figures.divergence import growth_note, has_diverged, objective_growth
+    assert growth_note([0.69, 0.5, 0.4]) is None and not has_diverged([0.69, 0.5])
+    assert "1,548 times" in growth_note([0.69, 5.0, 1068.0]) and not has_diverged([0.69, 1068.0])
+    assert has_diverged([0.69, 1e3, 1e12]) and growth_note([0.69, 1e12]).startswith("diverged")
+    assert has_diverged([0.69, np.nan]) and has_diverged([0.69, np.inf]) and objective_growth([np.nan]) is None
+    assert has_diverged([0.0, 2e6]) and not has_diverged([0.0, 5e5])      # |f0| = 0: growth over 1
+
+
 def test_cli_errors_name_the_problem(toy_npz, tmp_path):
     path, X, y = toy_npz
     with pytest.raises(SystemExit, match="no parameter\\(s\\) \\['bogus'\\]"):

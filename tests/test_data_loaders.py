@@ -155,7 +155,8 @@ def test_parse_libsvm_exact_format():
     np.testing.assert_array_equal(y, [1, -1, -1, 1])
 
 
-@pytest.mark.parametrize("bad", [b"1 2:3 # comment\n", b"1 qid:3 2:1\n", b"1 0:1\n", b"1 2.5:1\n", b"1 x:1\n"])
+@pytest.mark.parametrize("bad", [b"1 2:3 # comment\n", b"1 qid:3 2:1\n", b"1 0:1\n", b"1 2.5:1\n", b"1 x:1\n",
+                                 b"1 3:1 2:1\n", b"1 2:1 2:3\n", b"1 2:\n", b"x 2:1\n"])
 def test_parse_libsvm_rejects_malformed(bad):
     with pytest.raises(ValueError):
         parse_libsvm(bad)
@@ -175,6 +176,87 @@ def test_parse_libsvm_roundtrip(rows):
             dense[i, k - 1] = v
     np.testing.assert_array_equal(X.toarray(), dense)
     np.testing.assert_array_equal(y, [r[0] for r in rows])
+
+
+def _hand_parse_libsvm(raw: bytes, n_features=None):
+    """The package's LIBSVM parser until issue #44 (numpy, no loop over rows), kept here only as the
+    reference scikit-learn's reader must match."""
+    import warnings
+    if not raw.endswith(b"\n"):
+        raw += b"\n"
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    starts = np.r_[0, ends[:-1] + 1]
+    visible = np.flatnonzero(~np.isin(buf, (9, 10, 13, 32)))
+    nonblank = (np.searchsorted(visible, ends) - np.searchsorted(visible, starts)) > 0
+    colons = np.flatnonzero(buf == 58)
+    nnz = (np.searchsorted(colons, ends) - np.searchsorted(colons, starts))[nonblank]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        tokens = np.fromstring(raw.replace(b":", b" ").decode("ascii"), dtype=np.float64, sep=" ")
+    per_row = 1 + 2 * nnz
+    assert tokens.size == per_row.sum()
+    is_label = np.zeros(tokens.size, dtype=bool)
+    is_label[np.r_[0, np.cumsum(per_row)[:-1]].astype(np.int64)] = True
+    pairs = tokens[~is_label].reshape(-1, 2)
+    idx = pairs[:, 0].astype(np.int64)
+    n_features = int(idx.max()) if n_features is None and idx.size else int(n_features or 0)
+    X = sp.csr_matrix((pairs[:, 1], idx - 1, np.r_[0, np.cumsum(nnz)]), shape=(nnz.size, n_features))
+    X.sum_duplicates()
+    X.sort_indices()
+    return X, tokens[is_label]
+
+
+def _assert_same_arrays(a, b):
+    (Xa, ya), (Xb, yb) = a, b
+    assert Xa.shape == Xb.shape and Xa.format == Xb.format == "csr" and Xa.has_sorted_indices and Xb.has_sorted_indices
+    for name in ("data", "indices", "indptr"):
+        u, v = getattr(Xa, name), getattr(Xb, name)
+        assert u.dtype == v.dtype, name
+        np.testing.assert_array_equal(u, v, err_msg=name)
+    assert ya.dtype == yb.dtype == np.float64 and ya.shape == yb.shape
+    np.testing.assert_array_equal(ya, yb)
+
+
+LIBSVM_FILES = {"usps.bz2": 256, "usps.t.bz2": 256, "real-sim.bz2": 20958}   # the registry's LIBSVM files
+
+
+def test_libsvm_reader_gives_the_hand_parsers_arrays_on_the_mirror_files(mirror):
+    """scikit-learn's reader (issue #44) gives element-for-element the arrays of the hand-written
+    parser on every LIBSVM file the mirror holds (this mirror: usps.t.bz2), with and without
+    n_features."""
+    found = [p for p in sorted(mirror.rglob("*.bz2")) if p.name in LIBSVM_FILES]
+    if not found:
+        pytest.skip(f"no LIBSVM file ({sorted(LIBSVM_FILES)}) in the mirror {mirror}")
+    for path in found:
+        raw = bz2.decompress(path.read_bytes())
+        for n in (LIBSVM_FILES[path.name], None):
+            _assert_same_arrays(read_libsvm(path, n_features=n), _hand_parse_libsvm(raw, n))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 12),
+                          st.dictionaries(st.integers(1, 60), st.floats(-1e6, 1e6, allow_nan=False, width=32),
+                                          max_size=10)),
+                min_size=1, max_size=25),
+       st.sampled_from(["\n", "\r\n"]), st.booleans(), st.sampled_from([None, 60, 75]))
+def test_libsvm_reader_gives_the_hand_parsers_arrays(rows, eol, blank, n):
+    """Same arrays on generated LIBSVM text: labels, explicit zeros, empty rows, CRLF, blank lines,
+    trailing spaces, a last line without its newline, widths given or inferred."""
+    lines = [f"{lab} " + " ".join(f"{k}:{v!r}" for k, v in sorted(feats.items())) for lab, feats in rows]
+    if blank:
+        lines.insert(len(lines) // 2, "")
+    raw = eol.join(lines).encode()
+    _assert_same_arrays(parse_libsvm(raw, n), _hand_parse_libsvm(raw, n))
+
+
+def test_libsvm_reader_on_empty_text():
+    """No rows: an empty matrix of the given width (the hand parser's np.fromstring read one
+    spurious number from an empty text and failed)."""
+    for raw in (b"", b"\n", b"\n\r\n"):
+        X, y = parse_libsvm(raw, n_features=7)
+        assert X.shape == (0, 7) and y.shape == (0,)
+        assert parse_libsvm(raw)[0].shape == (0, 0)
 
 
 def test_real_sim_loader_on_synthetic_file(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import warnings
+import io
 from pathlib import Path
 
 import numpy as np
@@ -13,42 +13,34 @@ import scipy.sparse as sp
 
 
 def parse_libsvm(raw: bytes, n_features: int | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Parse LIBSVM text ``label idx:val ...`` (1-based indices) without a Python loop over rows.
+    """Parse LIBSVM text ``label idx:val ...`` (1-based indices, ascending within a row) with
+    scikit-learn's compiled reader (:func:`sklearn.datasets.load_svmlight_file`).
 
-    Returns X (n_rows, n_features) CSR float64 with sorted indices and labels (n_rows,) float64.
-    Blank lines are ignored; any other deviation (comments, ``qid``, bad tokens) raises ``ValueError``.
+    Returns X (n_rows, n_features) CSR float64 with sorted indices and labels (n_rows,) float64;
+    ``n_features`` defaults to the largest index in the data (0 when there is none). Blank lines
+    are ignored; any other deviation (comments, ``qid``, an index 0, non-integer or repeated
+    indices, indices out of order, bad tokens, an index above ``n_features``) raises ``ValueError``
+    naming it. (Until issue #44 a hand-written numpy parser did this; tests/test_data_loaders.py
+    keeps it as the reference the arrays are compared with, element for element.)
     """
-    if not raw.endswith(b"\n"):
-        raw += b"\n"
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    ends = np.flatnonzero(buf == 10)
-    starts = np.r_[0, ends[:-1] + 1]
-    visible = np.flatnonzero(~np.isin(buf, (9, 10, 13, 32)))
-    nonblank = (np.searchsorted(visible, ends) - np.searchsorted(visible, starts)) > 0
-    colons = np.flatnonzero(buf == 58)
-    nnz = (np.searchsorted(colons, ends) - np.searchsorted(colons, starts))[nonblank]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        try:
-            tokens = np.fromstring(raw.replace(b":", b" ").decode("ascii"), dtype=np.float64, sep=" ")
-        except (DeprecationWarning, ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"malformed LIBSVM data: {exc}") from None
-    per_row = 1 + 2 * nnz
-    if tokens.size != per_row.sum():
-        raise ValueError(f"malformed LIBSVM data: {tokens.size} numbers, expected {per_row.sum()}")
-    is_label = np.zeros(tokens.size, dtype=bool)
-    is_label[np.r_[0, np.cumsum(per_row)[:-1]].astype(np.int64)] = True
-    pairs = tokens[~is_label].reshape(-1, 2)
-    idx = pairs[:, 0].astype(np.int64)
-    if (idx != pairs[:, 0]).any() or (idx < 1).any():
-        raise ValueError("malformed LIBSVM data: feature indices must be integers >= 1")
-    n_features = int(idx.max()) if n_features is None and idx.size else int(n_features or 0)
-    if idx.size and idx.max() > n_features:
-        raise ValueError(f"feature index {idx.max()} exceeds n_features={n_features}")
-    X = sp.csr_matrix((pairs[:, 1], idx - 1, np.r_[0, np.cumsum(nnz)]), shape=(nnz.size, n_features))
-    X.sum_duplicates()
+    from sklearn.datasets import load_svmlight_file
+
+    for token, what in ((b"#", "a comment ('#')"), (b"qid:", "a query id ('qid:')")):
+        if token in raw:        # scikit-learn would skip both silently; the datasets we read have neither
+            raise ValueError(f"malformed LIBSVM data: {what} at byte {raw.index(token)}; plain "
+                             "'label idx:val ...' lines are expected")
+    try:        # n_features 0 (no feature may appear) is checked below: scikit-learn wants >= 1
+        X, labels = load_svmlight_file(io.BytesIO(raw), n_features=n_features or None, dtype=np.float64,
+                                       zero_based=False)
+    except ValueError as exc:
+        raise ValueError(f"malformed LIBSVM data: {exc}") from None
+    if X.nnz and n_features is not None and X.indices.max() >= n_features:
+        raise ValueError(f"feature index {X.indices.max() + 1} exceeds n_features={n_features}")
+    width = int(n_features) if n_features is not None else (int(X.indices.max()) + 1 if X.nnz else 0)
+    # scikit-learn pads the width to at least 1; rebuilding through scipy also gives its index dtype
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     X.sort_indices()
-    return X, tokens[is_label]
+    return X, np.asarray(labels, dtype=np.float64)
 
 
 def read_libsvm(path, n_features: int | None = None) -> tuple[sp.csr_matrix, np.ndarray]:

@@ -60,5 +60,10 @@ rule custom_plots:
         "logs/figures/custom/{experiment}.log",
     params:
         plot=lambda wc: (load_experiments(config, workflow.basedir)["custom"][wc.experiment].get("plot") or {}),
+        # the stop rules of the experiment (the sweep figure draws "rounds to stop" only when one exists)
+        stop_rules=lambda wc: sorted({(s or {}).get("rule", "none") for s in [
+            load_experiments(config, workflow.basedir)["custom"][wc.experiment].get("stop"),
+            *(load_experiments(config, workflow.basedir)["custom"][wc.experiment].get("stop_by_algorithm") or {}).values()]}),
+        title=lambda wc: load_experiments(config, workflow.basedir)["custom"][wc.experiment].get("description") or wc.experiment,
     script:
         "../scripts/custom_plots.py"
