@@ -657,7 +657,7 @@ def value_at_each(df, metric: str, at, by: str = "seed", x: str = "round") -> Pe
 
 
 def stats_table(df: pd.DataFrame, col: str, keys, how: str = "mean", capped: str | None = None) -> pd.DataFrame:
-    """One row per group of ``keys`` (e.g. setting, algorithm, timing repetition): ``how`` (mean, median, ...)
+    """One row per group of ``keys`` (e.g. setting, algorithm): ``how`` (mean, median, ...)
     of ``col`` over the group's rows, computed by one groupby of the whole frame, and, with ``capped``, whether
     a capped row is among them (the statistic is then a lower bound; read back with ``column(..., capped=)``)."""
     g = df.groupby(list(keys))
