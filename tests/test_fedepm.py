@@ -390,7 +390,7 @@ def _runs(rows, **const):
     return pd.DataFrame([{**base, **const, **r} for r in rows])
 
 
-def _table1_timing(lct, repeats=5, noise=0.03, trials=2, seed=0):
+def _table1_timing(lct, repeats=5, noise=0.03, trials=6, seed=0):
     """A table1 timing pass with mean LCT (CPU s per round) ``lct[(m, k0)][alg]``: ``trials`` trials of 10
     rounds each, every cell repeated ``repeats`` times with log-normal CPU-time noise of sd ``noise``."""
     rows = [{"algorithm": a, "m": m, "k0": k0, "instance": i, "cell": f"{a}{m}{k0}{i}", "rounds": 10,
@@ -429,11 +429,11 @@ def test_table1_claims_from_timing_repetitions_hold_fail_or_wait():
     for (m, k0), per in lin.items():
         per["fedepm"] = (1.0 if m == 50 else 1.5) * 0.0002 * k0
     verdict, value, why = _judge("table1_fedepm_lct_grows_slowly", _table1_timing(lin))
-    assert verdict == "fails" and "x5.0" in why and "n=5" in value, (verdict, value, why)
+    assert verdict == "fails" and "x5.0" in why and "n=6" in value, (verdict, value, why)   # n: the trials
     assert _judge("table1_avg_over_epm_k20", _table1_timing(lin))[0] == "holds"
-    # ... but with 20 % timing noise per run and 3 repetitions the same ratio is not decided, and the verdict
-    # names the repetitions that would decide it
-    verdict, value, why = _judge("table1_avg_over_epm_k20", _table1_timing(lin, repeats=3, noise=0.2, seed=1))
+    # ... but with 20 % timing noise per run, 3 repetitions and 2 trials the same ratio is not decided, and the
+    # verdict names the replicates (trials) that would decide it
+    verdict, value, why = _judge("table1_avg_over_epm_k20", _table1_timing(lin, repeats=3, noise=0.2, trials=2, seed=1))
     assert verdict == "undecided" and "replicates at the measured spread would decide it" in why, (verdict, why)
     # one repetition cannot decide a CPU-time claim
     verdict, _, why = _judge("table1_avg_over_epm_k4", _table1_timing(_paper_like_lct(), repeats=1))
@@ -472,9 +472,9 @@ def test_timing_ratio_bounds_follow_capped_runs():
     tt = s["table1.timing"]
     tt.loc[(tt["algorithm"] == "sfedavg") & (tt["m"] == 50) & (tt["k0"] == 4), "status"] = "max_rounds"
     reps = {r.label: r for r in checks("fedepm")[claim["check"]]({}, s, **claim["args"]).value}
-    r = reps["FedEPM / min(baselines) mean TCT, m=50 k0=4"]
+    r = reps["FedEPM / min(baselines) TCT, m=50 k0=4"]
     assert r.upper_bound is not None and np.asarray(r.upper_bound).all() and not np.asarray(r.lower_bound).any()
-    assert not np.asarray(reps["FedEPM / min(baselines) mean TCT, m=50 k0=8"].upper_bound).any()
+    assert not np.asarray(reps["FedEPM / min(baselines) TCT, m=50 k0=8"].upper_bound).any()
 
 
 def test_parametrised_checks_keep_one_rule_per_check_name():
