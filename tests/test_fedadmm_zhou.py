@@ -279,18 +279,19 @@ def test_figures_and_claims_smoke(tmp_path):
     a = s_ = summaries["fig2_ls"]
     a = s_[s_["algorithm"] == "fedadmm"].set_index(["k0", "instance"])["rounds"]
     assert list(r[0].values) == [a[(5, 0)] - a[(1, 0)]]
-    # time trends come from the timing repetitions: one ratio per repetition, log scale
+    # time trends: one ratio per instance (paired), each run's time the median over its timing repetitions
     t = values["fig2_time_rises_with_k0"]
-    assert len(t) == 5 and all(x.n == 2 and x.scale == "log" for x in t)
+    n_inst = summaries["fig2_ls"]["instance"].nunique()
+    assert len(t) == 5 and all(x.n == n_inst and x.scale == "log" for x in t)
     tm = summaries["fig2_ls.timing"]
+    med = tm.groupby("cell")["run_cpu_time"].median()
     chosen = choose_steps(summaries["fig2_ls"], ["k0"])
-    cells = chosen[chosen["algorithm"] == "fedadmm"].set_index("k0")["cell"]
-    for rep in (0, 1):
-        one = tm[tm["repeat"] == rep].set_index("cell")["run_cpu_time"]
-        assert t[0].values[rep] == pytest.approx(one[cells[5]] / one[cells[1]])
-    # Fig. 5 ratios at the largest m, per repetition
+    cells = chosen[chosen["algorithm"] == "fedadmm"].set_index(["instance", "k0"])["cell"]
+    for i in range(n_inst):
+        assert t[0].values[i] == pytest.approx(med[cells[(i, 5)]] / med[cells[(i, 1)]])
+    # Fig. 5 ratios at the largest m, per instance
     f5 = values["fig5_time_fedavg"]
-    assert len(f5) == 1 and isinstance(f5[0], Replicates) and f5[0].n == 2
+    assert len(f5) == 1 and isinstance(f5[0], Replicates) and f5[0].n == summaries["fig5_ls"]["instance"].nunique()
     assert f5[0].label == "time FedAvg / FedADMM at m = 12" and f5[0].scale == "log"
     # without the timing pass the time claims say what would decide them
     no_timing = {k: v for k, v in summaries.items() if not k.endswith(".timing")}
@@ -364,8 +365,14 @@ def _verdict(claim_id, summaries, frames=None):
     return row["verdict"], row["why"], row["our_value"]
 
 
-def _cr(x0, x1, per_alg, insts=range(4), exp="fig5_ls", x="m", cap=60):
-    """CR rows: per_alg(alg) -> (CR at x0, CR at x1); instance i adds i % 2 to both (paired noise)."""
+# Instances of the synthetic summaries: a verdict needs at least 6 replicates (fewer never decide at 95%), and one of
+# k components fails a claim at 1 - 0.05/k (2 * 0.5**n <= 0.05/k: 8 instances for k up to 6), docs/verdicts.md.
+INSTS = range(8)
+
+
+def _cr(x0, x1, per_alg, insts=INSTS, exp="fig5_ls", x="m", cap=60):
+    """CR rows: per_alg(alg) -> (CR at x0, CR at x1); instance i adds i % 2 at x0 and (i % 2)(i + 1) at x1
+    (paired noise)."""
     rows = {}
     for alg in ALG5:
         a, b = per_alg(alg)
@@ -390,9 +397,9 @@ def test_cr_trend_holds_fails_is_bounded_or_undecided():
     # capped at the large end only: a lower bound (true rise >= the recorded one) cannot show a fall
     v, why, _ = _verdict("fig5_ls_cr_falls_with_m", _cr(200, 400, lambda a: (30, 20) if a == "fedadmm" else (50, 60)))
     assert v == "fails"
-    # one instance: its spread is unknown
+    # one instance: its spread is unknown (and the distribution-free interval needs 6)
     v, why, _ = _verdict("fig5_ls_cr_falls_with_m", _cr(200, 400, lambda a: (30, 20), insts=[0]))
-    assert v == "undecided" and "one replicate" in why
+    assert v == "undecided" and "1 replicate(s): the distribution-free interval needs at least 6" in why
 
 
 def test_time_trend_is_decided_from_the_timing_repetitions():
@@ -446,7 +453,8 @@ def test_fig5_ratio_band_and_capped_baselines_as_bounds():
 
 def test_fig4_qot_dip_and_best_shares():
     rows = {}
-    for i in range(3):
+    insts = range(9)        # the dip claim has 8 components: one fails it at 1 - 0.05/8, which needs 9 instances
+    for i in insts:
         for alg in ALG5:
             for m, r in ((50, 20), (100, 12), (200, 18)):
                 rows[(alg, m, i)] = (r - 8 if alg == "fedadmm" else r) + i
@@ -459,7 +467,7 @@ def test_fig4_qot_dip_and_best_shares():
     both = {**s, **_summary("fig4_ls", "m", rows)}
     assert _verdict("fig4_fewest_cr_almost_all", both)[0] == "holds"
     # a tie is not a win: FedSim equal to FedADMM at m = 50 and 100 -> share 1/3 < 0.75
-    tie = {**rows, **{("fedsim", m, i): rows[("fedadmm", m, i)] for m in (50, 100) for i in range(3)}}
+    tie = {**rows, **{("fedsim", m, i): rows[("fedadmm", m, i)] for m in (50, 100) for i in insts}}
     v, why, _ = _verdict("fig4_fewest_cr_almost_all", {**s, **_summary("fig4_ls", "m", tie)})
     assert v == "fails"
     # time shares from the timing pass
@@ -468,7 +476,7 @@ def test_fig4_qot_dip_and_best_shares():
     assert _verdict("fig4_fastest_almost_all", t)[0] == "holds"
 
 
-def _fig1(states, step=0.5, instances=(0, 1)):
+def _fig1(states, step=0.5, instances=tuple(INSTS)):
     """Fig. 1 instances (k0 = 10): FedADMM reaches f_A = 1.0; baselines per ``states``: 'reach',
     'stall' (capped, flat above the target) or 'converging' (capped, still closing the gap); every
     baseline's step grid is {``step``}."""
@@ -499,7 +507,7 @@ def test_fig1_all_reach_holds_fails_or_is_bounded():
     frames, summ = _fig1({**reach, "fedalt": "stall"}, step=2.0 ** -7)
     v, why, ours = _verdict("fig1_same_objective", summ, frames)
     assert v == "fails" and ours == "4 comparisons: holds 3, fails 1" and "stalled" in why
-    assert "FedAlt reaches f_A at k0 = 10 (1: yes, 0: no): 0 [0, 0] (n=2)" in why     # the counterexample
+    assert "FedAlt reaches f_A at k0 = 10 (1: yes, 0: no): 0 [0, 0] (n=8)" in why     # the counterexample
     # still converging at the cap: 0 as a lower bound, open (a higher round cap would decide it)
     frames, summ = _fig1({**reach, "fedsim": "converging"})
     v, why, ours = _verdict("fig1_same_objective", summ, frames)
@@ -519,8 +527,12 @@ def test_fig3_qot_flat_cr_band():
                                            "rounds": c, "run_cpu_time": 1.0, "objective": 0.44, "reached": True,
                                            "k0": 10, "status": "converged"}
                                           for i, crs in enumerate(crs_by_inst) for r, c in zip((0.1, 0.5, 0.9), crs)])}
-    assert _verdict("fig3_qot_fedadmm_cr_flat", summ([(10, 11, 10), (12, 11, 11), (10, 10, 12)]))[0] == "holds"
-    v, why, _ = _verdict("fig3_qot_fedadmm_cr_flat", summ([(13, 4, 2), (12, 4, 3), (14, 5, 2)]))
+    # 8 instances each (a verdict needs at least 6, docs/verdicts.md)
+    flat = [(10, 11, 10), (12, 11, 11), (10, 10, 12), (11, 11, 11), (11, 12, 10), (10, 11, 11), (12, 12, 11),
+            (11, 10, 10)]
+    assert _verdict("fig3_qot_fedadmm_cr_flat", summ(flat))[0] == "holds"
+    v, why, _ = _verdict("fig3_qot_fedadmm_cr_flat", summ([(13, 4, 2), (12, 4, 3), (14, 5, 2), (13, 5, 3), (12, 5, 2),
+                                                           (14, 4, 3), (13, 4, 3), (12, 5, 3)]))
     assert v == "fails" and "instance 0: CR 13, 4, 2 at rho = 0.1, 0.5, 0.9" in why
 
 
@@ -529,11 +541,12 @@ def test_fewest_cr_and_fastest_needs_both_halves(monkeypatch):
     import fedrepro.papers.fedadmm_zhou.claims as zc
     from fedrepro.claims import NotTestable, Replicates, decide
 
-    cr = [Replicates([0.9, 0.95], label="cr")]
+    cr = [Replicates([0.9, 0.95] * 4, label="cr")]         # 8 instances: one of 2 halves fails at 1 - 0.05/2
     monkeypatch.setattr(zc, "fewest_cr_overall", lambda f, s, exps=None: cr)
     out = zc.fewest_cr_and_fastest({}, {})                       # no timing pass at all
     assert isinstance(out, NotTestable) and "time half" in out.reason and "CR half" in out.reason
-    monkeypatch.setattr(zc, "_time_share_pooled", lambda s, exps=None: Replicates([0.2, 0.3, 0.25], label="time"))
+    monkeypatch.setattr(zc, "_time_share_pooled", lambda s, exps=None: Replicates([0.2, 0.3, 0.25, 0.3] * 2,
+                                                                                  label="time"))
     out = zc.fewest_cr_and_fastest({}, {})
     assert [r.label for r in out] == ["cr", "time"]
     assert decide(out, 0.5, "gt").verdict == "fails"              # the CR half alone would hold
@@ -546,7 +559,7 @@ def test_fig1_fewest_cr_is_decided_by_its_components_at_every_k0_above_1():
 
     def rows_with(loss_at=None):
         rows = {}
-        for i in range(6):
+        for i in INSTS:
             for alg in ALG5:
                 for k0, r in ((1, 20), (10, 12), (50, 18)):
                     lower = alg == "fedadmm" and k0 > 1 and k0 != loss_at   # FedADMM lowest at k0 > 1 only
@@ -557,7 +570,7 @@ def test_fig1_fewest_cr_is_decided_by_its_components_at_every_k0_above_1():
     r = checks("fedadmm_zhou", ROOT)["reading:fig1_fewest_cr"](s, s).value
     assert [x.label for x in r] == ["Ex. 5.1: FedADMM - fewest baseline CR at k0 = 10",
                                     "Ex. 5.1: FedADMM - fewest baseline CR at k0 = 50"]   # k0 = 1 is not read
-    assert all(list(x.values) == [-5.0] * 6 for x in r)
+    assert all(list(x.values) == [-5.0] * 8 for x in r)
     v, why, ours = _verdict("fig1_fewest_cr", s)
     assert v == "holds" and ours.startswith("2 comparisons: holds 2") and "k0=10: per instance -5, -5" in ours
     # FedADMM 3 rounds above the fewest baseline at k0 = 50 on every instance: a decided counterexample
@@ -566,7 +579,7 @@ def test_fig1_fewest_cr_is_decided_by_its_components_at_every_k0_above_1():
     # the same runs read at every k0 (Fig. 2, both examples): k0 = 1 is a loss on each, k0 > 1 wins
     both = {**s, **_summary("fig2_qot", "k0", rows_with())}
     r2 = checks("fedadmm_zhou", ROOT)["reading:fig2_fewest_cr"](both, both).value
-    assert [list(x.values) for x in r2] == [[3.0] * 6, [-5.0] * 6, [-5.0] * 6] * 2
+    assert [list(x.values) for x in r2] == [[3.0] * 8, [-5.0] * 8, [-5.0] * 8] * 2
     assert _verdict("fig2_fewest_cr", both)[0] == "fails"
 
 
@@ -606,12 +619,15 @@ def test_fig5_most_desirable_needs_the_fewest_cr_and_the_shortest_time_at_every_
 
 def test_fig2_fastest_is_decided_per_example_and_k0():
     """'FedADMM behaves the best in terms of ... running the fastest' (issue #43): per example and k0, FedADMM's
-    median CPU time over the fastest baseline's per timing repetition; one decided slower k0 fails it."""
-    rows = {(alg, k0, i): 20 for alg in ALG5 for k0 in (1, 10, 50) for i in range(3)}
+    CPU time (the median over its timing repetitions) over the fastest baseline's, per instance (paired); one
+    decided slower k0 fails it."""
+    rows = {(alg, k0, i): 20 for alg in ALG5 for k0 in (1, 10, 50) for i in INSTS}
     s = {**_summary("fig2_ls", "k0", rows), **_summary("fig2_qot", "k0", rows)}
 
     def timed(slow_at=None):
-        t = _timing(s, "fig2_ls", lambda a, k0, i: (4.5 if k0 == slow_at else 1.0) if a == "fedadmm" else 2.0 + i)
+        # the baselines' times differ between instances (2 + i); FedADMM 1.5x the fastest at slow_at, per instance
+        t = _timing(s, "fig2_ls", lambda a, k0, i: ((1.5 * (2.0 + i)) if k0 == slow_at else 1.0) if a == "fedadmm"
+                    else 2.0 + i)
         return _timing(t, "fig2_qot", lambda a, k0, i: 1.0 if a == "fedadmm" else 2.0)
 
     v, why, ours = _verdict("fig2_fastest", timed())

@@ -11,12 +11,13 @@ from fedrepro.claims.evaluate import evaluate, validate_claims
 from fedrepro.claims.verdicts import FAILS, HOLDS
 
 
-def _runs():
-    """Three algorithms x two k0 x three seeds; accuracy rises by `speed` a round; `slow` never reaches 0.5."""
+def _runs(seeds=(0, 1, 2)):
+    """Three algorithms x two k0 x ``seeds`` (three by default); accuracy rises by `speed` a round; `slow` never
+    reaches 0.5."""
     rows = []
     for alg, speed in (("fast", 0.1), ("mid", 0.05), ("slow", 0.01)):
         for k0 in (4, 20):
-            for seed in (0, 1, 2):
+            for seed in seeds:
                 for r in range(0, 21, 2):
                     rows.append({"algorithm": alg, "k0": k0, "seed": seed, "round": r,
                                  "accuracy": min(1.0, speed * r * (1 + 0.01 * seed) * (1 if k0 == 4 else 1.5))})
@@ -69,17 +70,19 @@ READING = {"where": {"k0": [4, 20]}, "per": ["k0"],
 
 
 def test_a_reading_written_as_data_gives_one_component_per_setting():
+    # 8 seeds: a verdict needs at least 6 replicates, and failing one of 2 components needs 7 (docs/verdicts.md)
+    runs = _runs(seeds=range(8))
     check = q.compile_reading(READING, name="fastest")
-    comps = check({"fig": _runs()}, {})
+    comps = check({"fig": runs}, {})
     assert [c.label for c in comps] == ["fast - best other rounds to 0.5, k0=4", "fast - best other rounds to 0.5, k0=20"]
-    assert comps[0].values.tolist() == [6.0 - 10.0, 6.0 - 10.0, 6.0 - 10.0]    # mid reaches 0.5 at round 10
+    assert comps[0].values.tolist() == [6.0 - 10.0] * 8    # mid reaches 0.5 at round 10
     claim = {"id": "fastest", "kind": "paper", "source": {"place": "Fig. 1", "quote": "fast is fastest"},
              "text": "t", "reading": READING, "compare": "lt", "paper_value": 0, "experiments": ["fig"]}
     validate_claims([claim], "toy", {"reading:fastest": check})
-    table = evaluate([claim], {"reading:fastest": check}, {"fig": _runs()}, {"fig": pd.DataFrame()}, "toy")
+    table = evaluate([claim], {"reading:fastest": check}, {"fig": runs}, {"fig": pd.DataFrame()}, "toy")
     assert table["verdict"].tolist() == [HOLDS]
     flipped = dict(claim, compare="gt")
-    assert evaluate([flipped], {"reading:fastest": check}, {"fig": _runs()}, {}, "toy")["verdict"].tolist() == [FAILS]
+    assert evaluate([flipped], {"reading:fastest": check}, {"fig": runs}, {}, "toy")["verdict"].tolist() == [FAILS]
 
 
 def test_a_malformed_reading_is_refused_with_the_key():

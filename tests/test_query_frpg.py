@@ -61,7 +61,9 @@ def test_beside_decides_the_side_settings_under_the_claims_rule_and_shows_them()
 
     assert beside("frpg", "sgd_lf_limited", []) is None
     stated = [Replicates([1.0, 2.0, 3.0], label="stated")]
-    out = beside("frpg", "sgd_lf_limited", stated, side=[("a=0.3", [Replicates([-30.0, -31.0, -32.0], label="s")]),
+    # 6 side replicates: the fewest with which one comparison can be decided at 95% (docs/verdicts.md)
+    out = beside("frpg", "sgd_lf_limited", stated, side=[("a=0.3", [Replicates([-30.0, -31.0, -32.0, -33.0, -34.0,
+                                                                                -35.0], label="s")]),
                                                          ("none", [])], why="notes")
     assert isinstance(out, Outcome) and out.value == stated
     assert out.detail.startswith("beside (not the verdict): a=0.3: fails") and "none" not in out.detail
@@ -134,17 +136,21 @@ def test_read_filled_notes_and_read_beside():
 
 
 def test_read_across_decides_at_every_swept_value_with_the_side_beside():
-    df = pd.concat([_two(), _runs({0: [(0, 2.0)], 1: [(0, 2.1)]}).assign(series="C", ds="x")], ignore_index=True)
+    # six seeds (a verdict needs at least 6 replicates, docs/verdicts.md): A ends at 0.9, C at 2.0 / 2.1 alternately
+    seeds = range(6)
+    df = pd.concat([_runs({s: [(0, 0.1), (10, 0.9)] for s in seeds}).assign(series="A", ds="x"),
+                    _runs({s: [(0, 2.0 + 0.1 * (s % 2))] for s in seeds}).assign(series="C", ds="x")],
+                   ignore_index=True)
     views = {"v": lambda frames, summaries: df}
     reading = {"frame": "v", "of": {"where": {"series": "A"}, "final": "m"}, "minus": {"where": {"series": "{s}"},
                "final": "m"}, "label": "A−{s}"}
     out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C", "A"]}, "s={s}", views=views,
                       side=[{"label": "shown", "values": {"s": "C"}}], name="the unstated s")
     assert isinstance(out, Depends) and out.reason == "depends on the unstated s: holds at s=C, fails at s=A"
-    assert out.table.startswith("s=C: holds A−C: -1.15") and out.replicates == 2
-    assert out.table.endswith("| beside (stated-parameter sensitivity): shown: holds A−C: -1.15 [-1.785, -0.5147] "
-                               "(n=2)")
+    assert out.table.startswith("s=C: holds A−C: -1.15") and out.replicates == 6
+    assert out.table.endswith("| beside (stated-parameter sensitivity): shown: holds A−C: -1.15 [-1.207, -1.093] "
+                               "(n=6)")
     out = read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["C"]}, "s={s}", views=views, name="s")
     assert out.why.startswith("holds at every swept value of s (1): s=C")
-    assert out.value[0].label == "A−C" and np.allclose(out.value[0].values, [-1.1, -1.2])
+    assert out.value[0].label == "A−C" and np.allclose(out.value[0].values, [-1.1, -1.2] * 3)
     assert read_across("frpg", "loss_below_rsa", {}, {}, reading, {"s": ["D"]}, "s={s}", views=views) is None

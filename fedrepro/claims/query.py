@@ -1,7 +1,8 @@
 """The query layer: the quantities a reading compares, as per-replicate values with bound flags.
 
-A reading selects runs (:func:`select`), reduces each replicate (a seed, or a timing repetition) to
-one number (:func:`final`, :func:`value_at`, :func:`mean_over`, :func:`rounds_to`, :func:`column`),
+A reading selects runs (:func:`select`), reduces each replicate (a seed or instance; for CPU times
+the instance too, its timing repetitions reduced by :func:`per_instance`) to one number (:func:`final`,
+:func:`value_at`, :func:`mean_over`, :func:`rounds_to`, :func:`column`),
 combines two quantities paired by replicate (``a - b``, :meth:`PerSeed.ratio`,
 :meth:`PerSeed.reduction`, :func:`extreme` over several series) and returns
 :class:`~fedrepro.claims.verdicts.Replicates` (:meth:`PerSeed.rep`), one per setting of the
@@ -696,11 +697,47 @@ def value_at_each(df, metric: str, at, by: str = "seed", x: str = "round") -> Pe
 
 
 def stats_table(df: pd.DataFrame, col: str, keys, how: str = "mean", capped: str | None = None) -> pd.DataFrame:
-    """One row per group of ``keys`` (e.g. setting, algorithm, timing repetition): ``how`` (mean, median, ...)
+    """One row per group of ``keys`` (e.g. setting, algorithm): ``how`` (mean, median, ...)
     of ``col`` over the group's rows, computed by one groupby of the whole frame, and, with ``capped``, whether
     a capped row is among them (the statistic is then a lower bound; read back with ``column(..., capped=)``)."""
     g = df.groupby(list(keys))
     parts = [getattr(g[col], how)()] + ([g[capped].any()] if capped else [])
+    return pd.concat(parts, axis=1).reset_index()
+
+
+REDUCE_REPEATS = ("median", "mean", "min")
+
+
+def per_instance(timing: pd.DataFrame, value, keys, instance: str = "instance", repeat: str = "repeat",
+                 reduce_repeats: str = "median", capped: str | None = None) -> pd.DataFrame:
+    """A timing pass (every timed cell re-run R times) as one row per run: per (``keys``..., ``instance``), each
+    ``value`` column reduced over the instance's timing repetitions (``reduce_repeats``: median by default; the
+    repetitions only reduce timer noise within an instance), ``capped`` (a boolean column: the run hit its cap,
+    its time a lower bound) any over them, and ``repeats`` the number reduced.
+
+    The replicate of a CPU-time claim is the instance, as the paper's averages are over instances: read the
+    result per ``instance`` (e.g. ``column(rows, value, by=instance, capped=capped)``), paired by instance for a
+    ratio of two methods, never per repetition (a repetition re-times the same fixed instances, so the variation
+    between instances would not be in the interval). Raises ValueError naming the column when ``timing`` lacks
+    one, and when a (keys, instance) has two rows in one repetition (``keys`` do not identify a run)."""
+    values = [value] if isinstance(value, str) else list(value)
+    keys = [keys] if isinstance(keys, str) else list(keys or ())
+    if reduce_repeats not in REDUCE_REPEATS:
+        raise ValueError(f"reduce_repeats={reduce_repeats!r}; use one of {REDUCE_REPEATS}")
+    need = [*keys, instance, repeat, *values] + ([capped] if capped else [])
+    missing = [c for c in need if c not in timing.columns]
+    if missing:
+        raise ValueError(f"per_instance: the timing frame has no column(s) {missing} (has {sorted(timing.columns)}); "
+                         f"a timing pass has one row per cell and repetition with '{repeat}' and '{instance}'")
+    dup = timing.duplicated([*keys, instance, repeat])
+    if dup.any():
+        row = timing.loc[dup, [*keys, instance, repeat]].iloc[0].to_dict()
+        raise ValueError(f"per_instance: two rows of one run in one repetition ({row}): the keys {keys} do not "
+                         "identify a run; add the column that tells them apart (e.g. the algorithm or step)")
+    g = timing.groupby([*keys, instance], sort=True, dropna=False)
+    parts = [getattr(g[v], reduce_repeats)() for v in values] + [g[repeat].nunique().rename("repeats")]
+    if capped:
+        parts.append(g[capped].any())
     return pd.concat(parts, axis=1).reset_index()
 
 
@@ -890,6 +927,7 @@ __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "cur
            "mean_over", "rounds_to", "column", "measure", "quantity", "compile_reading",
            "lowest_share", "lowest_margin", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
-           "trend", "value_at_each", "stats_table", "lowest_any", "trends", "informative", "gaps", "stays_from",
+           "trend", "value_at_each", "stats_table", "per_instance", "lowest_any", "trends", "informative", "gaps",
+           "stays_from",
            "memo_frame", "beside", "listing", "informative_gap", "reaches", "saved", "filled", "read_filled",
            "notes", "read_beside", "read_across"]

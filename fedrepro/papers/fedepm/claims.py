@@ -1,16 +1,18 @@
 """Checks of FedEPM's claims (spec 001 Sec. 6) that need code, on the query layer (:mod:`fedrepro.claims.query`);
 the others are readings written as data in claims.yaml (``reading:``, on the view :func:`runs`). Replicates: per
 trial (instance) for CR, objectives and SNR, PAIRED by instance (a trial's partition is shared by the algorithms
-and every k0 / rho / epsilon); per timing repetition for CPU times (TCT, LCT: ``summaries["<exp>.timing"]``), the
-mean (Table I, Fig. 3) or median (Figs. 4, 5) over the build's trials. Ratios and CPU times are on the log scale;
-runs that hit the 500-round cap are bounds. A check returns None or :class:`NotTestable` when its data is absent."""
+and every k0 / rho / epsilon); per trial too for CPU times (TCT, LCT: ``summaries["<exp>.timing"]``; the paper's
+averages and box plots are over 100 trials, Sec. VII-C 2-4), each run's time the median over the timing pass's
+repetitions (which only reduce timer noise within a trial: :func:`fedrepro.claims.query.per_instance`). Ratios
+and CPU times are on the log scale; runs that hit the 500-round cap are bounds. A check returns None or
+:class:`NotTestable` when its data is absent."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.claims.query import (PerSeed, column, extreme, lowest_any, select, settings, stats_table, trends,
+from fedrepro.claims.query import (PerSeed, column, extreme, lowest_any, per_instance, select, settings, trends,
                                   value_at_each)
 from fedrepro.papers.fedepm.analysis import run_table
 
@@ -34,9 +36,10 @@ def _table(summaries, exp):
     return runs({}, {exp: summaries.get(exp)})
 
 
-def _timing(summaries, exp, by, key, how="mean"):
-    """``(what the timing pass of exp has, stats)``: per (by..., algorithm, repeat) ``how`` over the build's trials of
-    ``key`` (a bound when a capped run is among them: query.stats_table); ``(NotTestable, None)`` without a pass."""
+def _timing(summaries, exp, by, key):
+    """``(what the timing pass of exp has, runs)``: per (by..., algorithm, instance) the median of ``key`` over the
+    trial's timing repetitions (query.per_instance; ``capped``: the run hit the cap, its time a bound);
+    ``(NotTestable, None)`` without a pass."""
     s = summaries.get(f"{exp}.timing")
     if s is None or s.empty:
         return NotTestable(f"no timing pass for {exp} (results/fedepm/{exp}.timing.parquet, written when the "
@@ -44,8 +47,9 @@ def _timing(summaries, exp, by, key, how="mean"):
     if s["repeat"].nunique() < 2:
         return NotTestable(f"the timing pass of {exp} has {s['repeat'].nunique()} repetition: needs >= 2"), None
     t = run_table(s.assign(objective_per_client=np.nan))      # CR, TCT, LCT and capped of the timed runs
-    head = f"{exp} timing pass: {t['repeat'].nunique()} repetitions of {t['cell'].nunique()} cells"
-    return head, stats_table(t, key, [*by, "algorithm", "repeat"], how, capped="capped")
+    head = (f"{exp} timing pass: {t['repeat'].nunique()} repetitions of {t['cell'].nunique()} cells "
+            f"({t['instance'].nunique()} trials, the replicates)")
+    return head, per_instance(t, key, [*by, "algorithm"], capped="capped")
 
 
 def _tag(setting):
@@ -119,16 +123,16 @@ def capped_runs_fig3(frames, summaries):
 # ---- CPU times: the timing passes (table1, the fig3 grid with the paper's one-client-at-a-time loop, decides the
 # CPU times of Table I and Fig. 3: the same runs in the paper) ---------------------------------------------------
 def _ratio(stats, key, num, den):
-    """Per repetition, ``key`` of the runs ``num`` over the smallest of the runs of each of ``den``: a capped
-    run among the numerator's trials makes the ratio a lower bound, among ANY denominator's an upper bound."""
-    return _q(stats, key, "repeat", **num).ratio(lowest_any(_q(stats, key, "repeat", **d) for d in den))
+    """Per trial, ``key`` of the run ``num`` over the smallest of the runs of each of ``den`` (paired by trial): a
+    capped numerator makes the ratio a lower bound, a capped denominator among ANY of them an upper bound."""
+    return _q(stats, key, **num).ratio(lowest_any(_q(stats, key, **d) for d in den))
 
 
-def time_ratio(frames, summaries, exp, key, how, num, den, label, per=None):
-    """Per timing repetition of ``exp``: ``how`` over trials of ``key`` of the runs ``num`` (a where-mapping) over
-    the smallest of ``den``'s, one component per setting of ``per`` (table1: per (m, k0)); None when one is missing.
-    The claims' parameters are their ``args:`` in claims.yaml."""
-    head, stats = _timing(summaries, exp, per or ["m", "k0"], key, how)
+def time_ratio(frames, summaries, exp, key, num, den, label, per=None):
+    """Per trial of ``exp``'s timing pass (paired): ``key`` of the run ``num`` (a where-mapping) over the smallest of
+    ``den``'s, one component per setting of ``per`` (table1: per (m, k0)); None when one is missing. The claims'
+    parameters are their ``args:`` in claims.yaml."""
+    head, stats = _timing(summaries, exp, per or ["m", "k0"], key)
     if stats is None:
         return head
     reps = [_ratio(g, key, num, den).rep(label + (f", {_tag(s)}" if s else ""), "log") for s, g in settings(stats, per)]
@@ -141,7 +145,7 @@ def _at(*values):
 
 
 def lct_m100_over_m50(frames, summaries):
-    """Per repetition, LCT at m = 100 over LCT at m = 50, for every (k0, algorithm)."""
+    """Per trial, LCT at m = 100 over LCT at m = 50, for every (k0, algorithm)."""
     head, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     if stats is None:
         return head
@@ -152,7 +156,7 @@ def lct_m100_over_m50(frames, summaries):
 
 
 def sfedprox_over_sfedavg_lct_m50(frames, summaries):
-    """Per repetition, the mean over k0 of LCT(SFedProx)/LCT(SFedAvg) at m = 50 (paper 2.2-2.4)."""
+    """Per trial, the mean over k0 of LCT(SFedProx)/LCT(SFedAvg) at m = 50 (paper 2.2-2.4)."""
     head, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     if stats is None:
         return head
@@ -166,15 +170,15 @@ def sfedprox_over_sfedavg_lct_m50(frames, summaries):
 
 
 def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
-    """Per repetition, LCT(k0=20)/LCT(k0=4) of FedEPM at m = 50 (paper 0.0023/0.0011 = 2.09: grows slowly);
+    """Per trial, LCT(k0=20)/LCT(k0=4) of FedEPM at m = 50 (paper 0.0023/0.0011 = 2.09: grows slowly);
     the explanation gives FedEPM's CPU cost per client and local step."""
-    out = time_ratio(frames, summaries, "table1", "LCT", "mean", _at(50, 20, "fedepm"), [_at(50, 4, "fedepm")],
+    out = time_ratio(frames, summaries, "table1", "LCT", _at(50, 20, "fedepm"), [_at(50, 4, "fedepm")],
                      "FedEPM LCT k0=20 / k0=4, m=50")
     if not isinstance(out, Outcome):
         return out
     _, stats = _timing(summaries, "table1", ["m", "k0"], "LCT")
     ks = sorted(set(select(stats, m=50)["k0"]))
-    x = {(k, a): _q(stats, "LCT", "repeat", **_at(50, k, a)).v.mean() for k in ks for a in ("fedepm", "sfedavg")}
+    x = {(k, a): _q(stats, "LCT", **_at(50, k, a)).v.mean() for k in ks for a in ("fedepm", "sfedavg")}
     tt = summaries["table1.timing"]
     rho = float(tt["rho"].iloc[0]) if "rho" in tt else 0.5
     per_step = [1e6 * x[k, "fedepm"] / (k * np.ceil(rho * 50)) for k in ks]
@@ -186,15 +190,15 @@ def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
     return Outcome(out.value, why=why, detail=out.detail)
 
 
-def tct_trend(frames, summaries, exp, x, how, group, label, unit="", by=None):
-    """Per timing repetition of ``exp``: the fitted ratio (query.trend) of the ``how`` TCT over trials from the
-    smallest to the largest ``x`` (timing keys ``by``, default ``[x]``), per setting of ``group``, with the TCT at
-    each ``x`` (mean over repetitions); the claims' parameters are their ``args:`` in claims.yaml."""
-    head, stats = _timing(summaries, exp, by or [x], "TCT", how)
+def tct_trend(frames, summaries, exp, x, group, label, unit="", by=None):
+    """Per trial of ``exp``'s timing pass: the fitted ratio (query.trend) of its TCT from the smallest to the largest
+    ``x`` (timing keys ``by``, default ``[x]``), per setting of ``group``, with the TCT at each ``x`` (mean over
+    trials); the claims' parameters are their ``args:`` in claims.yaml."""
+    head, stats = _timing(summaries, exp, by or [x], "TCT")
     if stats is None:
         return head
-    fits = trends(stats, x, group, lambda rows: _q(rows, "TCT", "repeat"))
-    detail = [f"{_tag(s)}: {how} TCT " + "/".join(f"{v:.3g}" for v in means) + " s" for s, _, means in fits]
+    fits = trends(stats, x, group, lambda rows: _q(rows, "TCT"))
+    detail = [f"{_tag(s)}: mean TCT " + "/".join(f"{v:.3g}" for v in means) + " s" for s, _, means in fits]
     return Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits],
                    detail="; ".join([head + unit, *detail]))
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome
-from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame,
+from fedrepro.claims.query import (PerSeed, beside, column, final, gaps, informative, listing, memo_frame, per_instance,
                                    read_across, read_beside, rounds_to, select, value_at)
 from fedrepro.claims.sweep import across
 from fedrepro.papers.frpg.analysis import series_label, with_series
@@ -213,21 +213,22 @@ def _relative_geomed(df, detail) -> str:
 
 # ---- local computation (CPU time) --------------------------------------------------------
 def lfrpg_local_cost_ratio(frames, summaries):
-    """Local CPU time per CR, LFRPG / FRPG, per (attack, dataset). Replicates: the timing pass's
-    repetitions when ``<exp>.timing`` exists (paired by seed and repetition), else the seeds' single
-    runs (paired by seed). scale log."""
+    """Local CPU time per CR, LFRPG / FRPG, per (attack, dataset). Replicates: the seeds, paired by seed; with
+    a timing pass (``<exp>.timing``) each run's value is the median over its repetitions (query.per_instance:
+    they only reduce timer noise within a seed), else the seed's single run. scale log."""
     comps, source = [], set()
     for exp in TIMED:
         timed = summaries.get(f"{exp}.timing") is not None and not summaries[f"{exp}.timing"].empty
         t = summaries.get(f"{exp}.timing" if timed else exp)
         if t is None or t.empty or "run_local_cpu_time" not in t.columns:
             continue
-        source.add("timing repetitions" if timed else "seeds (one run each)")
+        source.add("seeds (each the median over its timing repetitions)" if timed else "seeds (one run each)")
         t = select(with_series(t), run_local_cpu_time=lambda x: x > 0)
         t = t.assign(per_cr=t["run_local_cpu_time"] / t["rounds"].clip(lower=1.0))
+        if timed:
+            t = per_instance(t, "per_cr", ["series", "ds", "cell"], instance="seed")
         for ds in DS:
-            fr, lf = (column(select(t, series=s, ds=ds), "per_cr", ["seed", "repeat"] if timed else "seed")
-                      for s in OURS)
+            fr, lf = (column(select(t, series=s, ds=ds), "per_cr", "seed") for s in OURS)
             label = f"{ATTACK_NAME[exp.replace('_usps', '')]} {DS_NAME[ds]} local CPU/CR LFRPG÷FRPG"
             comps += _some([lf.ratio(fr).rep(label, scale="log")])
     return Outcome(comps, detail="replicates: " + ", ".join(sorted(source))) if comps else None
