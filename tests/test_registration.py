@@ -194,3 +194,40 @@ def test_migrating_fingerprints_is_refused_while_a_reading_differs(tmp_path):
     path.write_text(text)
     assert reg.migrate(paper, checks, root=tmp_path) > 0
     assert reg.problems(paper, checks, root=tmp_path) == []
+
+
+TARGETS = {"mnist": 0.29, "fmnist": 0.63}          # a plain-data constant a check names (version 3 covers it)
+
+
+def _reads_a_constant(frames, summaries):
+    return TARGETS["mnist"]
+
+
+def test_a_constant_the_check_names_is_part_of_the_reading(monkeypatch):
+    """Version 3: a target such as fedadmm_gong's MLP_TARGETS is part of the reading; version 2 missed it."""
+    import sys
+
+    claim, checks = {"id": "c", "check": "k"}, {"k": _reads_a_constant}
+    module = sys.modules[__name__]
+    v2, v3 = reg.fingerprint(claim, checks, version=2), reg.fingerprint(claim, checks, version=3)
+    monkeypatch.setattr(module, "TARGETS", {"mnist": 0.41, "fmnist": 0.63})
+    assert reg.fingerprint(claim, checks, version=2) == v2
+    assert reg.fingerprint(claim, checks, version=3) != v3
+    assert reg._constant({"b": {1, 2}, "a": (1.5, None)}) == reg._constant({"a": (1.5, None), "b": {2, 1}})
+    assert reg._constant(pd.DataFrame()) is None
+
+
+def test_the_measure_kinds_nested_in_a_reading_are_part_of_it(monkeypatch):
+    """A gap's or saved's sides are measured by kinds looked up at run time: version 3 covers their code."""
+    from fedrepro.claims import query
+
+    claim = {"id": "c", "reading": {"of": {"gap": {"rounds_to": 0.9, "metric": "acc"}, "minus": {"final": "acc"}}}}
+    checks = {"reading:c": query.compile_reading(claim["reading"], name="c")}
+    v2, v3 = reg.fingerprint(claim, checks, version=2), reg.fingerprint(claim, checks, version=3)
+
+    def _rounds_to(rows, spec, by, x):        # an edited measure function
+        return None
+    _rounds_to.__module__ = "fedrepro.claims.query"
+    monkeypatch.setitem(query.MEASURE_KINDS, "rounds_to", _rounds_to)
+    assert reg.fingerprint(claim, checks, version=2) == v2
+    assert reg.fingerprint(claim, checks, version=3) != v3

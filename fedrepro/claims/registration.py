@@ -63,8 +63,32 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 
 #: the fingerprint's algorithm: 1 followed module-level names only; 2 also follows the functions a check
-#: holds in its closure and defaults (checks made by factories, e.g. fedadmm_gong's ``alg1(check)``)
-FINGERPRINT_VERSION = 2
+#: holds in its closure and defaults (checks made by factories, e.g. fedadmm_gong's ``alg1(check)``); 3 also
+#: takes the values of the plain-data module constants the code names (targets such as fedadmm_gong's
+#: ``MLP_TARGETS``, lists of baselines) and the measure functions of every kind a reading names (the sides of
+#: a ``gap`` or ``saved`` are looked up at run time)
+FINGERPRINT_VERSION = 3
+
+
+def _constant(value, depth: int = 0):
+    """A canonical text of a plain-data constant (numbers, strings, and lists, tuples, sets and dicts of them),
+    or None for anything else (functions, frames, modules)."""
+    if depth > 6:
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        parts = [_constant(v, depth + 1) for v in value]
+        return None if None in parts else ("[" if isinstance(value, list) else "(") + ", ".join(parts) + ")"
+    if isinstance(value, (set, frozenset)):
+        parts = [_constant(v, depth + 1) for v in value]
+        return None if None in parts else "{" + ", ".join(sorted(parts)) + "}"
+    if isinstance(value, dict):
+        items = [(_constant(k, depth + 1), _constant(v, depth + 1)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in items):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(items)) + "}"
+    return None
 
 
 def _reached(fn, package: str, version: int = FINGERPRINT_VERSION) -> dict[str, str]:
@@ -108,6 +132,10 @@ def _reached(fn, package: str, version: int = FINGERPRINT_VERSION) -> dict[str, 
                 target = glb.get(name)
                 if ours(target):
                     todo.append(target)
+                elif version >= 3 and name in glb and str(glb.get("__name__", "")).startswith(package):
+                    text = _constant(target)
+                    if text is not None and not name.startswith("__"):
+                        out[f"{glb['__name__']}.{name}"] = text
     return dict(sorted(out.items()))
 
 
@@ -135,8 +163,28 @@ def fingerprint(claim: dict, checks: dict, paper: str = "", version: int = FINGE
     for root in ([fn] if "reading" not in claim else []) + list(getattr(fn, "reading_views", [])):
         code.update(_reached(root, str(root.__module__).rsplit(".", 1)[0], version))
     code.update(_shared_code(fn, version))
+    if version >= 3 and isinstance(claim.get("reading"), dict):
+        # the measure kinds the reading names anywhere (a gap's or saved's sides are looked up at run time)
+        from fedrepro.claims.query import MEASURE_KINDS
+
+        for kind in sorted(_kind_names(claim["reading"], MEASURE_KINDS)):
+            code.update({k: v for k, v in _reached(MEASURE_KINDS[kind], "fedrepro.claims.query", version).items()
+                         if ".claims.query." in k})
     blob = json.dumps({"reading": reading(claim), "code": code}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _kind_names(spec, kinds) -> set:
+    """The measure-kind keys used anywhere in a reading written as data."""
+    out = set()
+    if isinstance(spec, dict):
+        out |= {k for k in spec if k in kinds}
+        for v in spec.values():
+            out |= _kind_names(v, kinds)
+    elif isinstance(spec, list):
+        for v in spec:
+            out |= _kind_names(v, kinds)
+    return out
 
 
 def _shared_code(fn, version: int = FINGERPRINT_VERSION) -> dict[str, str]:
