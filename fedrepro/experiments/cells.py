@@ -127,11 +127,23 @@ def read_yaml(path: str | Path):
         raise ConfigError(f"{where}: YAML syntax error: {err.problem or err.context}") from None
 
 
+#: keys that name the kind of a block (a partition's ``method``, a problem's, mechanism's, attack's,
+#: aggregator's ``name``): an override that changes one replaces the block instead of merging into it
+KIND_KEYS = ("method", "name")
+
+
+def _same_kind(base: dict, override: dict) -> bool:
+    return all(key not in override or key not in base or override[key] == base[key] for key in KIND_KEYS)
+
+
 def deep_merge(base: dict, override: dict) -> dict:
-    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace)."""
+    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace). A dict
+    whose kind changes (``method`` or ``name`` differs: ``partition: {method: label_shards, k: 2}`` over
+    ``{method: dirichlet, alpha: 0.3}``) replaces the base's block: the old kind's parameters would be
+    stale keys of the new one."""
     out = copy.deepcopy(base)
     for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and _same_kind(out[key], value):
             out[key] = deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -337,6 +349,7 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     columns[column_name(key)] = value
                     if head != alg_name:
                         shared[key] = value
+                _cell_datasets(cell, block, paper, exp_id)
                 for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds),
                     if key in cell["params"] and key not in own:   # unless the algorithm has a parameter so named
                         cell[key] = cell["params"].pop(key)
@@ -350,6 +363,23 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
         raise ConfigError(f"experiment {paper}/{exp_id}: two cells have identical settings; "
                           "remove the duplicated grid values")
     return cells
+
+
+def _cell_datasets(cell: dict, block: dict, paper: str, exp_id: str) -> None:
+    """The cell's ``datasets`` (its job's data dependencies): the experiment's ``datasets:`` when it has
+    one, which must then hold every dataset the cell's problem reads, else inferred from the problem
+    (:func:`fedrepro.problems.problem_datasets`: ``logreg`` on ``dataset: adult`` reads ``adult``)."""
+    from fedrepro.problems import problem_datasets
+
+    needed = problem_datasets(cell["problem"] or {})
+    if block.get("datasets") is None:
+        cell["datasets"] = needed
+        return
+    missing = [d for d in needed if d not in cell["datasets"]]
+    if missing:
+        raise ConfigError(f"experiment {paper}/{exp_id}: its problem reads dataset(s) {missing}, which datasets: "
+                          f"{cell['datasets']} does not list; add them to datasets: (or remove datasets: and "
+                          "the datasets are taken from the problem)")
 
 
 def _is_asynchronous(name: str) -> bool:

@@ -53,9 +53,26 @@ def validate_problem_spec(spec: dict) -> None:
     check_spec(_builder(spec.get("name")), spec)
 
 
+def problem_datasets(spec: dict) -> list[str]:
+    """The processed datasets (registry keys, ``name`` or ``name-variant``) that the problem block
+    ``spec`` reads: what a cell's job needs before it runs. Problems on synthetic data or on the user's
+    own npz (``data:``) read none; an unknown problem reads none here (the cell check names it)."""
+    name = spec.get("name")
+    if name not in _BUILDERS or "data" in spec or name in ("linreg_synthetic", "linreg"):
+        return []
+    if name == "worker_neural":
+        from fedrepro.data.registry import WORKER_SOURCES
+
+        source = WORKER_SOURCES.get(spec.get("dataset"))
+        return [] if source is None else [source]
+    default = {"neural": "mnist", "adult_logreg": "adult"}.get(name)
+    dataset = spec.get("dataset", default)
+    return [str(dataset)] if isinstance(dataset, str) and dataset else []
+
+
 def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
     """Build the problem named ``spec['name']``."""
     return _builder(spec.get("name"))(spec, seed, **kwargs)
 
 
-__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_names", "validate_problem_spec"]
+__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_datasets", "problem_names", "validate_problem_spec"]

@@ -1,0 +1,126 @@
+"""Issue #44, config side: a researcher's own sweep is either run as written or refused when the config
+is checked (before any job), naming the key and the fix. Each test is one trial of the issue."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedrepro.experiments.cells import ConfigError, all_cells, deep_merge, load_experiments
+from fedrepro.experiments.config import validate_config, validate_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGREG = {"problem": {"name": "logreg", "dataset": "adult", "m": 10},
+          "algorithms": {"fedavg": {"step_c": 0.5}}, "max_rounds": 3}
+
+
+def parse(config: dict) -> dict:
+    """The Snakefile's parse-time checks (workflow/rules/common.smk); returns the cells."""
+    validate_config(config)
+    for paper, exps in load_experiments(config, ROOT).items():
+        for exp_id, block in exps.items():
+            validate_experiment(block, f"experiment {paper}/{exp_id}")
+    return all_cells(config, ROOT)
+
+
+def mine(**block) -> dict:
+    return {"scale": "quick", "papers": [], "experiments": {"mine": block}}
+
+
+def with_partition(part, **more) -> dict:
+    return {**LOGREG, "problem": {**LOGREG["problem"], "partition": part}, **more}
+
+
+def refused(config: dict, *names: str) -> str:
+    with pytest.raises(ConfigError) as err:
+        parse(copy.deepcopy(config))
+    for name in names:
+        assert name in str(err.value), (name, str(err.value))
+    return str(err.value)
+
+
+# ------------------------------------------------------------------ 1. datasets and partitions
+def test_logreg_without_datasets_reads_the_dataset_its_problem_names():
+    cells = parse(mine(**LOGREG))[("custom", "mine")]
+    assert [c["datasets"] for c in cells] == [["adult"]]
+
+
+def test_a_datasets_list_without_the_problems_dataset_is_refused():
+    refused(mine(**LOGREG, datasets=["mnist"]), "adult", "datasets")
+
+
+def test_logreg_without_a_dataset_is_refused_naming_the_key():
+    block = {**LOGREG, "problem": {"name": "logreg", "m": 10}}
+    refused(mine(**block), "problem.dataset")
+
+
+def test_inferred_datasets_follow_a_swept_dataset():
+    block = {**LOGREG, "grid": {"problem.dataset": ["adult", "real_sim"]}}
+    cells = parse(mine(**block))[("custom", "mine")]
+    assert sorted(d for c in cells for d in c["datasets"]) == ["adult", "real_sim"]
+
+
+def test_label_partitions_run_on_the_logistic_problem():
+    """The issue's job crash ("partitioner 'dirichlet' needs labels="): the convex problem now passes
+    its labels, and the clients are exactly the rule's partition of them."""
+    from fedrepro.data.partition import partition
+    from fedrepro.problems.glm import logreg_from_arrays
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((400, 5)), (rng.random(400) < 0.3).astype(float)
+    for part in ({"method": "dirichlet", "alpha": 0.3}, {"method": "label_shards", "k": 1}):
+        prob = logreg_from_arrays(X, y, {"m": 10, "partition": part}, seed=3, name="t")
+        params = {k: v for k, v in part.items() if k != "method"}
+        want = partition(part["method"], labels=y.astype(np.int64), seed=3, m=10, **params)
+        assert prob.client_sizes.tolist() == [len(p) for p in want]
+    same = logreg_from_arrays(X, y, {"m": 10, "partition": "random_cuts"}, seed=3, name="t")
+    want = partition("random_cuts", n_samples=400, seed=3, m=10)
+    assert same.client_sizes.tolist() == [len(p) for p in want]
+
+
+def test_the_dirichlet_trial_passes_the_check():
+    parse(mine(**with_partition({"method": "dirichlet", "alpha": 0.3})))
+
+
+def test_unknown_partition_parameters_are_refused_at_config_time():
+    refused(mine(**with_partition({"method": "dirichlet", "alpah": 0.3})), "problem.partition", "alpah", "alpha")
+    refused(mine(**with_partition({"method": "dirichelt"})), "problem.partition.method", "dirichlet")
+    refused(mine(**with_partition({"method": "dirichlet"})), "missing", "alpha")
+    refused(mine(**with_partition({"method": "iid", "m": 3})), "problem.partition", "'m'")
+    refused(mine(**with_partition({"method": "natural"})), "groups")
+
+
+def test_one_partition_syntax_for_every_problem_and_the_older_spellings():
+    from fedrepro.problems.neural import neural_spec_defaults
+    from fedrepro.problems.softmax import softmax_partition
+
+    one = {"method": "dirichlet", "alpha": 0.5}
+    assert softmax_partition({"partition": one}) == one
+    assert softmax_partition({"partition": "dirichlet", "partition_params": {"alpha": 0.5}}) == one
+    assert softmax_partition({}) == {"method": "pair_digit"}
+    assert neural_spec_defaults({"partition": one})["partition"] == one
+    assert neural_spec_defaults({"partition": "dirichlet", "partition_params": {"alpha": 0.5}})["partition"] == one
+    assert neural_spec_defaults({"partition": "iid"})["partition"] == {"method": "iid"}
+    with pytest.raises(ValueError, match="write them once"):
+        softmax_partition({"partition": one, "partition_params": {"alpha": 0.1}})
+    for problem in ({"name": "softmax", "dataset": "mnist", "Q": 20},
+                    {"name": "neural", "dataset": "mnist", "model": "mlp1", "m": 20}):
+        alg = {"frpg": {}} if problem["name"] == "softmax" else {"fedavg_sgd": {"E": 1, "B": 10, "lr": 0.1}}
+        block = {"problem": {**problem, "partition": {"method": "dirichlet", "alpah": 1}}, "algorithms": alg,
+                 "max_rounds": 2}
+        refused(mine(**block), "alpah")
+
+
+def test_settings_replace_a_partition_whose_method_changes():
+    block = with_partition({"method": "dirichlet", "alpha": 0.3},
+                           settings=[{"label": "dir"},
+                                     {"label": "shards", "problem": {"partition": {"method": "label_shards", "k": 2}}}])
+    cells = parse(mine(**block))[("custom", "mine")]
+    parts = {c["setting"] if "setting" in c else c["columns"]["setting"]: c["problem"]["partition"] for c in cells}
+    assert parts == {"dir": {"method": "dirichlet", "alpha": 0.3}, "shards": {"method": "label_shards", "k": 2}}
+    # the same kind still merges
+    assert deep_merge({"p": {"method": "dirichlet", "alpha": 0.3, "min_size": 2}},
+                      {"p": {"method": "dirichlet", "alpha": 1.0}}) == {"p": {"method": "dirichlet", "alpha": 1.0,
+                                                                            "min_size": 2}}
