@@ -124,3 +124,50 @@ def test_settings_replace_a_partition_whose_method_changes():
     assert deep_merge({"p": {"method": "dirichlet", "alpha": 0.3, "min_size": 2}},
                       {"p": {"method": "dirichlet", "alpha": 1.0}}) == {"p": {"method": "dirichlet", "alpha": 1.0,
                                                                             "min_size": 2}}
+
+
+# ------------------------------------------------------------------ 2. nested grid keys, metrics, shadowed values
+def test_a_nested_grid_key_sweeps_the_partition_parameter():
+    block = with_partition({"method": "dirichlet", "alpha": 0.3}, grid={"problem.partition.alpha": [0.1, 1.0]})
+    cells = parse(mine(**block))[("custom", "mine")]
+    assert sorted(c["problem"]["partition"]["alpha"] for c in cells) == [0.1, 1.0]
+    assert all(c["problem"]["partition"]["method"] == "dirichlet" for c in cells)
+    assert sorted(c["columns"]["alpha"] for c in cells) == [0.1, 1.0]
+
+
+def test_a_nested_grid_key_is_validated_with_its_path():
+    block = with_partition({"method": "dirichlet", "alpha": 0.3}, grid={"problem.partition.alpah": [0.1, 1.0]})
+    refused(mine(**block), "problem.partition", "alpah")
+    block = {**LOGREG, "problem": {**LOGREG["problem"], "lam": 1e-3}, "grid": {"problem.lam.x": [1, 2]}}
+    refused(mine(**block), "problem.lam")
+
+
+def test_attack_and_algorithm_parameters_sweep():
+    block = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "algorithms": {"fedavg": {"step_c": 0.5}},
+             "attack": {"name": "gaussian", "B": 2, "c": 1.0}, "max_rounds": 2,
+             "grid": {"attack.c": [1.0, 10.0], "fedavg.step_c": [0.1, 0.5]}}
+    cells = parse(mine(**block))[("custom", "mine")]
+    assert sorted((c["attack"]["c"], c["params"]["step_c"]) for c in cells) == [(1.0, 0.1), (1.0, 0.5),
+                                                                                 (10.0, 0.1), (10.0, 0.5)]
+    block["grid"] = {"attack.cc": [1.0, 10.0]}
+    refused(mine(**block), "cc")
+
+
+def test_unknown_metrics_are_refused_at_config_time():
+    refused(mine(**LOGREG, metrics=["bogus_metric"]), "metrics", "bogus_metric", "accuracy")
+    refused(mine(**LOGREG, plot={"metrics": ["bogus_metric"]}), "plot.metrics", "bogus_metric")
+    parse(mine(**LOGREG, metrics=["objective", "accuracy"]))
+
+
+@pytest.mark.parametrize("eps", [-1, 0, float("nan"), float("inf")])
+def test_a_malformed_base_value_is_refused_even_when_a_grid_shadows_it(eps):
+    block = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "algorithms": {"fedavg": {"step_c": 0.5}},
+             "mechanism": {"name": "laplace_epm", "epsilon": eps}, "grid": {"mechanism.epsilon": [1.0, 10.0]},
+             "max_rounds": 2}
+    refused(mine(**block), "mechanism.epsilon", "epsilon")
+
+
+def test_a_malformed_base_run_setting_or_parameter_shadowed_by_a_grid_is_refused():
+    base = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "max_rounds": 2}
+    refused(mine(**base, algorithms={"fedavg": {"step_c": -3}}, grid={"fedavg.step_c": [0.1, 0.5]}), "step_c")
+    refused(mine(**base, algorithms={"fedavg": {"step_c": 0.5}}, k0=0, grid={"k0": [1, 2]}), "k0")

@@ -198,11 +198,26 @@ def _listify(v):
 
 
 def _set_dotted(cell: dict, key: str, value) -> None:
+    """Set the grid key ``key`` in ``cell``: ``problem.m``, or a nested path such as
+    ``problem.partition.alpha`` (each level a mapping; a partition written as a rule name is read as
+    ``{method: NAME}``)."""
     head, _, rest = key.partition(".")
     if head in SPEC_PREFIXES:
-        cell.setdefault(head, {})
-        cell[head] = dict(cell[head] or {})
-        cell[head][rest] = value
+        cell[head] = copy.deepcopy(cell.get(head) or {})
+        node, path = cell[head], rest.split(".")
+        for depth, part in enumerate(path[:-1]):
+            inner = node.get(part)
+            if inner is None:
+                inner = {}
+            elif isinstance(inner, str) and part == "partition":
+                inner = {"method": inner}
+            elif not isinstance(inner, dict):
+                where = ".".join([head, *path[:depth + 1]])
+                raise ConfigError(f"grid key {key!r}: {where} is {inner!r}, not a mapping, so it has no key "
+                                  f"{path[depth + 1]!r}; write {where} as a mapping or sweep {where} itself")
+            node[part] = inner
+            node = inner
+        node[path[-1]] = value
     else:
         raise ConfigError(f"grid key {key!r}: unknown prefix {head!r}; use one of {list(SPEC_PREFIXES)}, "
                           f"an algorithm name, or a run setting {list(RUN_KEYS)}")
@@ -221,6 +236,56 @@ def check_timing(cell: dict, algorithm) -> None:
     if budget is not None and delays is None:
         raise ValueError("time_budget needs a delay model: add delays: {...} to the experiment")
     cell_schedule(cell, algorithm)          # the algorithm's schedule takes the cell's keys (or says which not)
+
+
+def _check_metrics(cell: dict, cls) -> None:
+    """``metrics:`` names only what the cell's problem class can evaluate (its ``METRIC_CATALOGUE``)."""
+    metrics = cell.get("metrics")
+    if cls is None or metrics is None:
+        return
+    unknown = cls.unknown_metrics(metrics)
+    if unknown:
+        raise ValueError(f"metrics: {unknown} are not metrics of problem {cell['problem'].get('name')!r}; "
+                         f"allowed: {', '.join(cls.METRIC_CATALOGUE)} (<j>: a worker index)")
+
+
+def _get_dotted(block: dict, key: str, own: str | None = None):
+    """The block's own value of grid key ``key`` (``(True, value)``), or ``(False, None)`` when the block
+    does not set it: a run setting, ``<spec>.<path>`` or ``<own algorithm>.<param>``."""
+    head, _, rest = key.partition(".")
+    if not rest:
+        return (key in block, block.get(key))
+    node = (block.get("algorithms") or {}).get(head) if head == own else block.get(head)
+    for part in rest.split(".") if head != own else [rest]:
+        if part == "method" and isinstance(node, str):
+            return True, node
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _check_shadowed(cell: dict, block: dict, keys: list[str], alg_name: str, checked: dict) -> None:
+    """A value the block sets and a grid sweeps over never reaches a cell; it is still checked (a
+    malformed base ``mechanism.epsilon: -1`` under ``grid: {mechanism.epsilon: [...]}`` is an error,
+    not silently unused): the cell with that one key set back to the block's value must pass."""
+    for key in keys:
+        present, value = _get_dotted(block, key, alg_name)
+        if not present or isinstance(value, list):
+            continue
+        shadow = copy.deepcopy(cell)
+        head = key.split(".")[0]
+        if key in RUN_KEYS:
+            shadow[key] = value
+        elif head == alg_name:
+            shadow["params"][key.split(".", 1)[1]] = value
+        else:
+            _set_dotted(shadow, key, value)
+        try:
+            check_cell(shadow, checked)
+        except ConfigError as err:
+            raise ConfigError(f"{err} (the value of {key} written in the block, {value!r}, which grid: "
+                              f"{{{key}: [...]}} overrides; fix or remove it)") from None
 
 
 def check_cell(cell: dict, _seen: dict | None = None) -> None:
@@ -252,6 +317,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             validate_problem_spec(problem)
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
+            _check_metrics(cell, cls)
             check_timing(cell, algorithm)
             validate_stop_spec(cell.get("stop"))
             channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
@@ -357,6 +423,9 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                 cell["shared"] = shared
                 cell["cell"] = cell_id(cell)
                 check_cell(cell, checked)
+                if not cells or cells[-1]["algorithm"] != alg_name:     # once per algorithm
+                    _check_shadowed(cell, block, [k for k in keys if k.split(".")[0] != alg_name
+                                                  or k in grid], alg_name, checked)
                 cells.append(cell)
     ids = [c["cell"] for c in cells]
     if len(set(ids)) != len(ids):
