@@ -171,3 +171,47 @@ def test_a_malformed_base_run_setting_or_parameter_shadowed_by_a_grid_is_refused
     base = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "max_rounds": 2}
     refused(mine(**base, algorithms={"fedavg": {"step_c": -3}}, grid={"fedavg.step_c": [0.1, 0.5]}), "step_c")
     refused(mine(**base, algorithms={"fedavg": {"step_c": 0.5}}, k0=0, grid={"k0": [1, 2]}), "k0")
+
+
+# ------------------------------------------------------------------ 3. user data, overrides, attacks
+def _npz(path, seed):
+    rng = np.random.default_rng(seed)
+    np.savez(path, X=rng.standard_normal((40, 3)), y=rng.standard_normal(40), client=np.repeat(np.arange(4), 10))
+
+
+def test_a_regenerated_user_npz_reruns_its_jobs(tmp_path):
+    """The issue's trial: regenerate the npz, `snakemake -n` said "Nothing to be done"."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or shutil.which("snakemake")
+    if snakemake is None:
+        pytest.skip("snakemake is not installed")
+    work = tmp_path / "w"
+    work.mkdir()
+    _npz(work / "mine.npz", 0)
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"papers": [], "experiments": {"own": {
+        "problem": {"name": "linreg", "data": "mine.npz"}, "algorithms": {"fedadmm": {}},
+        "max_rounds": 2, "k0": 1, "rho": 1.0, "stop": {"rule": "none"}}}}))
+    base = [snakemake, "-s", str(ROOT / "Snakefile"), "-d", str(work), "--configfile", str(config), "-j", "1"]
+    target = "results/custom/own.parquet"
+    res = subprocess.run([*base, target], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    dry = subprocess.run([*base, "-n", target], capture_output=True, text=True, timeout=300)
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    time.sleep(1.1)
+    _npz(work / "mine.npz", 1)                       # regenerated: new content, newer file
+    os.utime(work / "mine.npz")
+    dry = subprocess.run([*base, "-n", target], capture_output=True, text=True, timeout=300)
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    assert "run_cells" in out and "Nothing to be done" not in out, out[-3000:]
+    (work / "mine.npz").unlink()                     # a missing file is named before any job
+    dry = subprocess.run([*base, "-n", target], capture_output=True, text=True, timeout=300)
+    assert dry.returncode != 0 and "problem.data" in dry.stdout + dry.stderr and "mine.npz" in dry.stdout + dry.stderr

@@ -538,6 +538,24 @@ LABEL_KEYS = ("experiment", "cell", "columns", "shared")
 EXPERIMENT_KEYS = ("datasets",)
 
 
+def user_data_files(cells: list[dict]) -> list[str]:
+    """The user's own data files the cells read (``problem.data``: a client npz): inputs of their jobs,
+    so that regenerating a file re-runs what depends on it."""
+    return sorted({str(c["problem"]["data"]) for c in cells
+                   if isinstance(c.get("problem"), dict) and isinstance(c["problem"].get("data"), (str, Path))})
+
+
+def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:
+    """Every ``problem.data`` file exists (relative paths: from ``root``, the workflow's working
+    directory); else a ConfigError naming the experiment, the key and the path, before any job."""
+    for (paper, exp), cells in cells_by_experiment.items():
+        for path in user_data_files(cells):
+            if not (Path(root) / path).is_file():
+                raise ConfigError(f"experiment {paper}/{exp}: problem.data {path!r} is not a file (looked for "
+                                  f"{(Path(root) / path).resolve()}); give the path of your client npz, relative "
+                                  "to the directory snakemake runs in, or an absolute path")
+
+
 def run_key(cell: dict) -> str:
     """The cell's content without :data:`LABEL_KEYS` and :data:`EXPERIMENT_KEYS`: two cells with the
     same key run the same computation (same data, algorithm, parameters, seed, stop rule, scale) and

@@ -10,8 +10,8 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, reference_cell,
-                                        same_runs, timing_repeats)
+from fedrepro.experiments.cells import (all_cells, batches, check_user_data, config_hash, load_experiments,
+                                        reference_cell, same_runs, timing_repeats, user_data_files)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
 from fedrepro.experiments.report_markdown import provenance_markdown, skipped_markdown
@@ -42,6 +42,7 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
 SCALE = config["scale"]
 CONFIG_HASH = config_hash(config)
 CELLS = all_cells(config, workflow.basedir)
+check_user_data(CELLS)           # a problem.data file that is not there is named now, not in a job
 
 # `experiment` matches the declared experiment ids only: a pattern such as
 # "(?!claims$)[A-Za-z]\w*" does not stop results/<paper>/claims.parquet from matching rule
@@ -71,8 +72,9 @@ OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir)
 
 
 def processed_inputs(cells):
-    """The manifests of the processed datasets ``cells`` read (a folder is complete once its manifest exists)."""
-    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]})
+    """The data ``cells`` read: the manifests of their processed datasets (a folder is complete once its
+    manifest exists) and the user's own files (problem.data), so that a regenerated file re-runs them."""
+    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]}) + user_data_files(cells)
 
 
 def batch_path(paper, experiment, batch):
