@@ -215,3 +215,60 @@ def test_a_regenerated_user_npz_reruns_its_jobs(tmp_path):
     (work / "mine.npz").unlink()                     # a missing file is named before any job
     dry = subprocess.run([*base, "-n", target], capture_output=True, text=True, timeout=300)
     assert dry.returncode != 0 and "problem.data" in dry.stdout + dry.stderr and "mine.npz" in dry.stdout + dry.stderr
+
+
+def _cells(config):
+    return parse(copy.deepcopy(config))
+
+
+def test_a_top_level_override_wins_over_the_papers_scale_block():
+    """`paper_overrides: {fedepm: {fig3: {seeds: 1}}}` was silently ignored: scales.quick.seeds won."""
+    for scale in ("quick", "verify"):
+        cells = _cells({"scale": scale, "papers": ["fedepm"], "paper_overrides": {"fedepm": {"fig3": {"seeds": 1}}}})
+        assert {c["instance"] for c in cells[("fedepm", "fig3")]} == {0}
+        plain = _cells({"scale": scale, "papers": ["fedepm"]})
+        assert {c["instance"] for c in plain[("fedepm", "fig3")]} != {0}
+    # the override's own scales block still applies, last
+    cells = _cells({"scale": "quick", "papers": ["fedepm"],
+                    "paper_overrides": {"fedepm": {"fig3": {"seeds": 1, "scales": {"quick": {"seeds": 3}}}}}})
+    assert {c["instance"] for c in cells[("fedepm", "fig3")]} == {0, 1, 2}
+
+
+def test_an_override_of_a_swept_key_is_refused_naming_the_grid():
+    from fedrepro.experiments.cells import apply_override
+
+    block = {"problem": {"name": "linreg_synthetic"}, "algorithms": {"fedavg": {}}, "grid": {"k0": [1, 2]},
+             "scales": {"quick": {"seeds": 2}}, "settings": [{"label": "a", "seeds": 4}]}
+    with pytest.raises(ConfigError, match=r"k0.*grid"):
+        apply_override(block, {"k0": 5}, "paper_overrides.p.e")
+    out = apply_override(block, {"seeds": 1})
+    assert out["seeds"] == 1 and out["scales"]["quick"]["seeds"] == 1 and out["settings"][0]["seeds"] == 1
+
+
+def test_overrides_of_a_paper_not_built_are_still_checked():
+    refused({"scale": "quick", "papers": [], "paper_overrides": {"fedepm": {"fig3": {"seedz": 1}}}},
+            "paper_overrides.fedepm.fig3", "seedz")
+    refused({"scale": "quick", "papers": [], "paper_overrides": {"fedepm": {"fig33": {"seeds": 1}}}},
+            "paper_overrides.fedepm.fig33")
+    refused({"scale": "quick", "papers": [], "paper_overrides": {"fedepmm": {}}}, "fedepmm")
+
+
+def test_faulty_ids_outside_the_workers_or_b_above_q_are_refused_with_the_numbers():
+    msg = refused({"scale": "quick", "papers": ["frpg"],
+                   "paper_overrides": {"frpg": {"label_flip": {"attack": {"faulty": [999]}}}}},
+                  "999", "attack.faulty", "20 workers")
+    assert len(msg) < 600
+    refused({"scale": "quick", "papers": ["frpg"], "paper_overrides": {"frpg": {"label_flip": {"attack": {"B": 1000}}}}},
+            "B = 1000", "at most 20", "problem.Q")
+    block = {"problem": {"name": "linreg_synthetic", "m": 3, "n": 5}, "algorithms": {"fedavg": {"step_c": 0.5}},
+             "attack": {"name": "gaussian"}, "max_rounds": 2}         # the default B = 4 > m = 3
+    refused(mine(**block), "B = 4", "problem.m = 3")
+    block = {**block, "attack": {"name": "gaussian", "B": 2}, "grid": {"problem.m": [8, 1]}}
+    refused(mine(**block), "B = 2", "problem.m = 1")
+
+
+def test_the_run_names_b_above_the_worker_count_too():
+    from fedrepro.sim.attacks import build_attack
+
+    with pytest.raises(ValueError, match="B = 30 faulty workers, but the problem has only 20"):
+        build_attack({"name": "gaussian", "B": 30}).check_workers(20)

@@ -294,7 +294,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     on the problem's class (checked from the problem builder's declared class and spec, without
     loading data)."""
     from fedrepro.algorithms import make_algorithm
-    from fedrepro.problems import problem_class, validate_problem_spec
+    from fedrepro.problems import problem_class, problem_workers, validate_problem_spec
     from fedrepro.problems.protocols import check_pairing
     from fedrepro.sim.channel import build_channel
     from fedrepro.sim.stopping import validate_stop_spec
@@ -304,7 +304,8 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
     keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
             "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS,
-                                                                 "mechanism", "attack", "aggregator", "stop"))],
+                                                                 "mechanism", "attack", "aggregator", "stop")),
+                                problem_workers(problem) if (cell.get("attack") or {}).get("name") else None],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
@@ -322,6 +323,9 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             validate_stop_spec(cell.get("stop"))
             channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
             channel.check(algorithm, cls, schedule="async" if algorithm.asynchronous else "sync")
+            workers = problem_workers(problem)
+            if channel.attack is not None and workers is not None:
+                channel.attack.check_workers(*workers)     # faulty ids and B against the worker count
     except (ValueError, TypeError) as err:
         raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
     seen.update({(kind, key): True for kind, key in keys.items()})
@@ -495,23 +499,77 @@ def load_experiments(config: dict, root: str | Path = ".") -> dict:
     ``config['papers']`` (with ``config['paper_overrides'][paper][exp_id]`` merged in) and the
     user's ``config['experiments']`` under the pseudo-paper ``custom``."""
     out = {}
+    all_overrides = config.get("paper_overrides") or {}
+    unknown = sorted(set(all_overrides) - set(PAPERS))
+    if unknown:
+        raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
     for paper in config.get("papers", []):
         if paper not in PAPERS:
             raise ConfigError(f"papers: {paper!r} is not a known paper key; allowed: {', '.join(PAPERS)}")
-        frag = load_paper_fragment(paper, root)
-        exps = frag.get("experiments", {}) or {}
-        unknown = sorted(set(config.get("paper_overrides") or {}) - set(PAPERS))
-        if unknown:
-            raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
-        overrides = (config.get("paper_overrides") or {}).get(paper, {}) or {}
-        for exp_id in overrides:
-            if exp_id not in exps:
-                raise ConfigError(f"paper_overrides.{paper}.{exp_id}: no such experiment; "
-                                  f"{paper} has {sorted(exps)}")
-        out[paper] = {k: deep_merge(v, overrides.get(k, {})) for k, v in exps.items()}
+        out[paper] = _overridden(paper, all_overrides.get(paper) or {}, root)
+    for paper in sorted(set(all_overrides) - set(config.get("papers", []))):
+        # a paper that is not built: its overrides are still checked, so that enabling it later cannot fail
+        from fedrepro.experiments.config import validate_experiment
+
+        for exp_id, block in _overridden(paper, all_overrides[paper] or {}, root).items():
+            if exp_id in (all_overrides[paper] or {}):
+                validate_experiment(block, f"paper_overrides.{paper}.{exp_id} (merged into {paper}/{exp_id}; "
+                                           f"{paper} is not in papers:)")
     user = config.get("experiments") or {}
     if user:
         out[USER_PAPER] = dict(user)
+    return out
+
+
+def _overridden(paper: str, overrides: dict, root) -> dict:
+    """The paper's experiments with ``paper_overrides.<paper>`` applied (:func:`apply_override`)."""
+    exps = load_paper_fragment(paper, root).get("experiments", {}) or {}
+    for exp_id, override in overrides.items():
+        if exp_id not in exps:
+            raise ConfigError(f"paper_overrides.{paper}.{exp_id}: no such experiment; {paper} has {sorted(exps)}")
+        if not isinstance(override, dict):
+            raise ConfigError(f"paper_overrides.{paper}.{exp_id} must be a mapping of the experiment's keys, "
+                              f"got {override!r}")
+    return {k: apply_override(v, overrides.get(k) or {}, f"paper_overrides.{paper}.{k}") for k, v in exps.items()}
+
+
+def _leaf_paths(value, prefix: str) -> list[str]:
+    if isinstance(value, dict) and value:
+        return [p for k, v in value.items() for p in _leaf_paths(v, f"{prefix}.{k}")]
+    return [prefix]
+
+
+def apply_override(block: dict, override: dict, where: str = "paper_overrides") -> dict:
+    """``override`` merged into an experiment block so that what it says holds at every scale and in
+    every setting: a top-level key (``seeds: 1``) also replaces (a mapping: merges into) that key in
+    each ``scales.<s>`` and ``settings`` entry of the block, which would otherwise win over it; its own
+    ``scales: {quick: {...}}`` merges last. A key that the block's grid sweeps is refused (the grid
+    would override it); override ``grid`` instead."""
+    if not override:
+        return block
+    plain = {k: v for k, v in override.items() if k != "scales"}
+    grids = [block.get("grid") or {}, *(((s or {}).get("grid") or {}) for s in (block.get("scales") or {}).values())]
+    swept = sorted({p for k, v in plain.items() if k not in ("grid", "settings")
+                    for p in _leaf_paths(v, k) if any(p in g for g in grids)})
+    if swept:
+        raise ConfigError(f"{where}: {swept} are swept by the experiment's grid, which overrides them; override "
+                          f"the grid instead ({where}.grid: {{{swept[0]}: [...]}})")
+    out = deep_merge(block, plain)
+
+    def into(target: dict) -> dict:
+        target = dict(target)
+        for key, value in plain.items():
+            if key in target and key not in ("settings", "scales", "label"):
+                target[key] = (deep_merge({"x": target[key]}, {"x": value})["x"]
+                               if isinstance(value, dict) and isinstance(target[key], dict) else copy.deepcopy(value))
+        return target
+
+    if isinstance(out.get("scales"), dict):
+        out["scales"] = {s: into(b) if isinstance(b, dict) else b for s, b in out["scales"].items()}
+    if isinstance(out.get("settings"), list) and "settings" not in plain:
+        out["settings"] = [into(s) if isinstance(s, dict) else s for s in out["settings"]]
+    if "scales" in override:
+        out = deep_merge(out, {"scales": override["scales"]})
     return out
 
 

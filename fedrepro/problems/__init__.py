@@ -70,9 +70,27 @@ def problem_datasets(spec: dict) -> list[str]:
     return [str(dataset)] if isinstance(dataset, str) and dataset else []
 
 
+#: problem -> (the spec key of its number of workers, its default); problems absent here learn it from data
+WORKER_COUNT = {"linreg_synthetic": ("m", 100), "logreg": ("m", 100), "adult_logreg": ("m", 50),
+                "softmax": ("Q", 20), "neural": ("m", 100)}
+
+
+def problem_workers(spec: dict) -> tuple[int, str] | None:
+    """``(number of workers, how the config spells it)`` of a problem block, known without data; None
+    when only the data says (the user's npz, the worker datasets)."""
+    name = spec.get("name")
+    if name not in WORKER_COUNT or "data" in spec:
+        return None
+    key, default = WORKER_COUNT[name]
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value, f"workers (problem.{key} = {value})"
+
+
 def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
     """Build the problem named ``spec['name']``."""
     return _builder(spec.get("name"))(spec, seed, **kwargs)
 
 
-__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_datasets", "problem_names", "validate_problem_spec"]
+__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_datasets", "problem_workers", "problem_names", "validate_problem_spec"]
