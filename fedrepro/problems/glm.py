@@ -194,7 +194,9 @@ class LinearModelProblem(FederatedProblem):
             if self.client_sizes.min() < 1:
                 raise ValueError("every client needs at least one sample")
             if self.loss == "logistic" and not np.all((y == 0) | (y == 1)):
-                raise ValueError("logistic labels must be in {0, 1}")
+                found = np.unique(y)
+                raise ValueError(f"logistic labels must be in {{0, 1}}; found {len(found)} distinct value(s): "
+                                 f"{', '.join(f'{v:g}' for v in found[:10])}{', ...' if len(found) > 10 else ''}")
             self.sparse = sp.issparse(X)
             if self.sparse:
                 rows = np.concatenate(parts)
@@ -763,8 +765,10 @@ def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
         X, y, ids = spec["X"], spec["y"], spec["client_ids"]
         label = spec.get("label", "linreg")
     loss = spec.get("loss", "squared")
-    if loss == "logistic" and not np.isin(y, (0, 1)).all():
-        raise ValueError("a logistic problem needs labels y in {0, 1}")
+    if loss == "logistic":
+        from fedrepro.problems.user_data import binary_labels
+
+        y = binary_labels(y, spec.get("data", "problem.y"))
     weights = spec.get("weights")
     if isinstance(weights, str):
         if weights != "ones":

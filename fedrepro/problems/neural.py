@@ -438,8 +438,14 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
     if "data" in spec:                  # the user's own npz (fedrepro run --problem mlp1 --data mine.npz)
         from fedrepro.problems.user_data import load_client_npz
 
+        from fedrepro.problems.user_data import class_labels
+
         X, y, client, extra = load_client_npz(spec["data"])
         model = build_model(spec["model"], head=spec.get("head"), init=spec.get("init"))
+        y = class_labels(y, spec["data"], f"neural ({spec['model']})", model.n_classes)
+        if extra.get("y_test") is not None:
+            extra["y_test"] = class_labels(extra["y_test"], f"{spec['data']} (y_test)", f"neural ({spec['model']})",
+                                           model.n_classes)
         parts = [np.flatnonzero(client == i) for i in range(int(client.max()) + 1)]
         y_test = extra.get("y_test")
         return NeuralProblem(model, X, y.astype(np.int64), parts, extra.get("X_test"),

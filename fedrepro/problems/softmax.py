@@ -349,9 +349,12 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     if "data" in spec:                  # the user's own npz (fedrepro run --problem softmax)
         from fedrepro.problems.user_data import load_client_npz
 
+        from fedrepro.problems.user_data import class_labels
+
         X, y, client, extra = load_client_npz(spec["data"])
+        y = class_labels(y, spec["data"], "softmax", spec.get("n_classes"))
         parts = [np.flatnonzero(client == i) for i in range(int(client.max()) + 1)]
-        return SoftmaxProblem(X, y.astype(np.int64), parts, extra.get("X_test"), extra.get("y_test"),
+        return SoftmaxProblem(X, y, parts, extra.get("X_test"), extra.get("y_test"),
                               n_classes=int(spec.get("n_classes", int(y.max()) + 1)),
                               delta=float(spec.get("delta", 0.003)), batch=int(spec.get("batch", 15)),
                               L=spec.get("L"), eval_fraction=float(spec.get("eval_fraction", 1.0)), seed=seed,
