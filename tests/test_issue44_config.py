@@ -272,3 +272,36 @@ def test_the_run_names_b_above_the_worker_count_too():
 
     with pytest.raises(ValueError, match="B = 30 faulty workers, but the problem has only 20"):
         build_attack({"name": "gaussian", "B": 30}).check_workers(20)
+
+
+def test_a_plain_snakemake_call_redoes_an_interrupted_job(tmp_path):
+    """After an interrupted build, `snakemake -j 2 fedepm` stopped with IncompleteFilesException (only
+    reproduce.sh and the profiles passed --rerun-incomplete); the default workflow profile now does."""
+    import base64
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or shutil.which("snakemake")
+    if snakemake is None:
+        pytest.skip("snakemake is not installed")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"papers": [], "experiments": {"tiny": {
+        "problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "algorithms": {"fedadmm": {}},
+        "max_rounds": 2, "k0": 1, "rho": 1.0, "stop": {"rule": "none"}}}}))
+    work = tmp_path / "w"
+    base = [snakemake, "-s", str(ROOT / "Snakefile"), "-d", str(work), "--configfile", str(config), "-j", "1"]
+    target = "results/custom/tiny.parquet"
+    assert subprocess.run([*base, target], capture_output=True, text=True, timeout=300).returncode == 0
+    job = next((work / "results/cells/custom/tiny").glob("*.parquet")).relative_to(work)
+    marker = work / ".snakemake/incomplete" / base64.urlsafe_b64encode(str(job).encode()).decode()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text('{"external_jobid": null}')       # what Snakemake leaves when a job is killed
+    res = subprocess.run([*base, "-n", target], capture_output=True, text=True, timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "IncompleteFilesException" not in out and "run_cells" in out, out[-3000:]
+    bare = subprocess.run([*base, "-n", "--workflow-profile", "none", target], capture_output=True, text=True,
+                          timeout=300)
+    assert "IncompleteFilesException" in bare.stdout + bare.stderr      # what the profile saves the user from

@@ -11,6 +11,7 @@ Grid keys
 ---------
 ``k0``, ``rho``, ``max_rounds``, ``eval_every``   run settings
 ``problem.<key>``                                  problem spec entries
+``problem.<a>.<b>``                                 a nested entry (``problem.partition.alpha``)
 ``mechanism.<key>``, ``attack.<key>``,             privacy mechanism / attack / aggregator spec entries
 ``aggregator.<key>``                               (the client-to-server channel, fedrepro.sim.channel)
 ``<algorithm>.<param>``                            one algorithm's parameter
@@ -26,7 +27,8 @@ Settings
 ``settings: [{label: ..., <block keys>}, ...]`` runs the block once per entry, each
 entry deep-merged into the block (so it may change the problem, an algorithm's
 parameters or a run setting): a list of configurations rather than a product,
-e.g. Table III's columns (dataset, m, partition, E, B together). The label is the
+e.g. Table III's columns (dataset, m, partition, E, B together); a block whose ``method`` or
+``name`` the entry changes is replaced, not merged (:func:`deep_merge`). The label is the
 cells' ``setting`` column; the grid is expanded within every setting. The results column of a swept key is its last dotted component
 (``mechanism.name`` -> ``mechanism``, ``attack.name`` -> ``attack``).
 
