@@ -105,13 +105,14 @@ def _checked_params(name: str, params: dict, given: tuple = ()) -> dict:
                 raise ValueError(f"{name}: both {alias!r} and {canon!r} given; use {canon!r}")
             params[canon] = params.pop(alias)
     allowed = [p for p in sig.parameters if p not in (data_arg, "seed")]
+    shown = ", ".join(p for p in allowed if p not in given)      # what the caller may set
     unknown = [p for p in params if p not in allowed]
     if unknown:
-        raise ValueError(f"{name}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
+        raise ValueError(f"{name}: unknown parameter(s) {unknown}; allowed: {shown}")
     required = [p for p in allowed if sig.parameters[p].default is inspect.Parameter.empty
                 and p not in params and p not in given]
     if required:
-        raise ValueError(f"{name}: missing parameter(s) {required}; allowed: {', '.join(allowed)}")
+        raise ValueError(f"{name}: missing parameter(s) {required}; allowed: {shown}")
     return params
 
 
