@@ -305,3 +305,16 @@ def test_a_plain_snakemake_call_redoes_an_interrupted_job(tmp_path):
     bare = subprocess.run([*base, "-n", "--workflow-profile", "none", target], capture_output=True, text=True,
                           timeout=300)
     assert "IncompleteFilesException" in bare.stdout + bare.stderr      # what the profile saves the user from
+
+
+def test_the_datasets_each_problem_reads():
+    from fedrepro.problems import problem_datasets
+
+    assert problem_datasets({"name": "logreg", "dataset": "real_sim"}) == ["real_sim"]
+    assert problem_datasets({"name": "adult_logreg"}) == ["adult"]
+    assert problem_datasets({"name": "softmax", "dataset": "usps-roweis"}) == ["usps-roweis"]
+    assert problem_datasets({"name": "neural"}) == ["mnist"]                     # its default dataset
+    assert problem_datasets({"name": "worker_neural", "dataset": "scma"}) == ["chest_accelerometer"]
+    for spec in ({"name": "linreg_synthetic"}, {"name": "linreg", "data": "x.npz"},
+                 {"name": "neural", "data": "x.npz"}, {"name": "nope"}):
+        assert problem_datasets(spec) == []

@@ -65,7 +65,9 @@ def problem_datasets(spec: dict) -> list[str]:
 
         source = WORKER_SOURCES.get(spec.get("dataset"))
         return [] if source is None else [source]
-    default = {"neural": "mnist", "adult_logreg": "adult"}.get(name)
+    if name == "adult_logreg":            # dataset: adult_mat reads the authors' .mat files, not a registry key
+        return ["adult"] if spec.get("dataset", "adult") == "adult" else []
+    default = {"neural": "mnist"}.get(name)
     dataset = spec.get("dataset", default)
     return [str(dataset)] if isinstance(dataset, str) and dataset else []
 
