@@ -106,7 +106,8 @@ def _registered_problem(alg):
     for name in problem_names():
         pcls = problem_class(name)
         if pcls is not None and name != "worker_neural" and not missing(cls, pcls):
-            return {"name": name}
+            # a valid block of that problem (softmax and logreg name their dataset, #44)
+            return {"name": name, **({"dataset": "mnist"} if name in ("softmax", "logreg") else {})}
     return {"name": "worker_neural", "dataset": "fmnist3"}
 
 

@@ -315,3 +315,22 @@ def test_cli_input_errors_name_the_argument_before_any_work(toy_npz, tmp_path, c
     for w in words:
         assert w in msg, (w, msg)
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_cli_label_errors_name_the_file_and_the_labels_found(toy_npz, tmp_path):
+    """Issue #44: the CLI's label errors named neither the file nor the labels found."""
+    path, X, y = toy_npz
+    out = tmp_path / "x.parquet"
+    with pytest.raises(SystemExit) as err:
+        main(["run", "--algorithm", "fedavg", "--problem", "logreg", "--data", str(path), "--out", str(out)])
+    msg = str(err.value)
+    assert str(path) in msg and "labels y in {0, 1}" in msg and "distinct value(s)" in msg, msg
+    frac = tmp_path / "frac.npz"
+    rng = np.random.default_rng(0)
+    np.savez(frac, X=rng.standard_normal((40, 784)).astype(np.float32), y=rng.random(40) * 3,
+             client=np.repeat(np.arange(4), 10))
+    with pytest.raises(SystemExit) as err:
+        main(["run", "--algorithm", "fedavg_sgd", "--problem", "mlp1", "--data", str(frac), "--out", str(out)])
+    msg = str(err.value)
+    assert str(frac) in msg and "integer class labels" in msg and "distinct value(s)" in msg, msg
+    assert not out.exists()

@@ -144,3 +144,109 @@ def test_unknown_keys_are_rejected_at_every_level(name, where):
 def test_fuzz_many_examples(mutation, where, name):
     _check(mutation, where)
     _check_unknown(name, where)
+
+
+# ------------------------------------------------------------------ issue #44: values checked against each other
+LINREG = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "algorithms": {"fedavg": {"step_c": 0.5}},
+          "max_rounds": 2, "k0": 1, "rho": 1.0, "stop": {"rule": "none"}}
+
+
+@settings(max_examples=40, **FUZZ)
+@given(st.integers(1, 12), st.one_of(st.none(), st.integers(0, 16)),
+       st.one_of(st.none(), st.lists(st.integers(-3, 16), min_size=1, max_size=4)),
+       st.sampled_from(["block", "grid"]))
+def test_attacks_against_the_worker_count(m, B, faulty, where):
+    """An attack's faulty workers (``faulty`` ids or the last ``B``, default 4) must be workers of the
+    problem, however m is given (the block or a grid): accepted exactly when they are, else refused
+    before any job naming the attack key and the worker count."""
+    attack = {"name": "gaussian", **({} if B is None else {"B": B}), **({} if faulty is None else {"faulty": faulty})}
+    block = {**LINREG, "attack": attack}
+    if where == "grid":
+        block["grid"] = {"problem.m": sorted({8, m})}
+    else:
+        block["problem"] = {**LINREG["problem"], "m": m}
+    low = min(m, 8) if where == "grid" else m          # every grid point must hold the faulty workers
+    valid = all(0 <= i < low for i in faulty) if faulty is not None else (4 if B is None else B) <= low
+    if valid:
+        at_parse_time(block)
+        return
+    with pytest.raises(ConfigError) as err:
+        at_parse_time(block)
+    msg = str(err.value)
+    assert "attack.faulty" in msg if faulty is not None else "attack.B" in msg, msg
+    assert any(f"problem.m = {n}" in msg for n in ([m, 8] if where == "grid" else [m])), msg
+
+
+METRIC_NAMES = ["objective", "grad_norm2", "accuracy", "test_accuracy", "train_accuracy", "bogus_metric", "loss_w"]
+
+
+@settings(max_examples=30, **FUZZ)
+@given(st.lists(st.sampled_from(METRIC_NAMES), min_size=1, max_size=3, unique=True),
+       st.sampled_from(["metrics", "plot.metrics", "scales.quick.metrics", "settings[0].metrics"]))
+def test_metrics_are_names_the_problem_evaluates(names, where):
+    """``metrics`` (what a run evaluates) and ``plot.metrics`` (what a custom figure draws), wherever
+    written, name only what the problem records: else refused naming the unknown metric."""
+    from fedrepro.problems.glm import LinearModelProblem
+
+    block = copy.deepcopy({**LINREG, "scales": {"quick": {}}, "settings": [{"label": "a"}]})
+    if where == "metrics":
+        block["metrics"] = names
+    elif where == "plot.metrics":
+        block["plot"] = {"metrics": names}
+    elif where.startswith("scales"):
+        block["scales"]["quick"]["metrics"] = names
+    else:
+        block["settings"][0]["metrics"] = names
+    unknown = [n for n in names if n not in LinearModelProblem.METRIC_CATALOGUE]
+    if not unknown:
+        at_parse_time(block)
+        return
+    with pytest.raises(ConfigError) as err:
+        at_parse_time(block)
+    assert unknown[0] in str(err.value) and "metrics" in str(err.value)
+
+
+@settings(max_examples=12, **FUZZ)
+@given(st.sampled_from(["fig3", "fig4", "no_such_figure"]),
+       st.sampled_from([("seeds", 1), ("seeds", 2), ("seeds", 0), ("seedz", 1), ("max_rounds", -1), ("k0", 3)]),
+       st.booleans())
+def test_paper_overrides_apply_or_are_refused(exp, kv, enabled):
+    """An override of a paper's experiment either holds at the build's scale (a top-level key wins over
+    the paper's scale block) or is refused naming it, whether or not the paper is built."""
+    from pathlib import Path
+
+    from fedrepro.experiments.cells import all_cells, load_experiments
+    from fedrepro.experiments.config import validate_config
+
+    root = Path(__file__).resolve().parents[1]
+    key, value = kv
+    config = {"scale": "quick", "papers": ["fedepm"] if enabled else [],
+              "paper_overrides": {"fedepm": {exp: {key: value}}}}
+
+    def parse():
+        validate_config(config)
+        for paper, exps in load_experiments(config, root).items():
+            for exp_id, block in exps.items():
+                validate_experiment(block, f"experiment {paper}/{exp_id}")
+        return all_cells(config, root)
+
+    from fedrepro.experiments.cells import load_paper_fragment
+
+    block = (load_paper_fragment("fedepm", root).get("experiments") or {}).get(exp) or {}
+    grids = [block.get("grid") or {}, *(((b or {}).get("grid") or {}) for b in (block.get("scales") or {}).values())]
+    swept = any(key in g for g in grids)            # a grid would override it: override the grid instead
+    bad = exp == "no_such_figure" or key == "seedz" or value in (0, -1) or swept
+    if bad:
+        with pytest.raises(ConfigError) as err:
+            parse()
+        assert (exp if exp == "no_such_figure" else key) in str(err.value)
+        if swept and exp != "no_such_figure" and key != "seedz":
+            assert "grid" in str(err.value)
+        return
+    cells = parse()
+    if enabled:
+        got = cells[("fedepm", exp)]
+        if key == "seeds":
+            assert {c["instance"] for c in got} == set(range(value))
+        else:
+            assert {c[key] for c in got} == {value}

@@ -69,3 +69,18 @@ def test_a_snakemake_job_appends_its_profile_record(tmp_path):
         assert 0 < rec["startup_cpu_s"] <= rec["cpu_s"] and 0 < rec["startup_wall_s"] <= rec["wall_s"]
         assert 0 <= rec["sys_s"] < rec["cpu_s"]                     # the kernel's share of the job's CPU time
         assert 5 < rec["max_rss_mb"] < 2000
+
+
+def test_a_checksum_mismatch_reaches_the_user_as_a_message_not_a_traceback(tmp_path):
+    """Issue #44: a checksum mismatch found by the fetch job reached the user inside a Python traceback;
+    now stderr carries the message (file, expected and actual sha256, the fix) and the log path, and the
+    log keeps the traceback."""
+    log = tmp_path / "fetch.log"
+    done = _run_rule_script(log, """
+        from fedrepro.data.fetch import ChecksumError
+        raise ChecksumError("data/raw/adult/adult.data", "ab" * 32, "cd" * 32)
+    """)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "checksum mismatch" in done.stderr and "adult.data" in done.stderr and str(log) in done.stderr
+    assert "Traceback (most recent call last)" in log.read_text()

@@ -11,6 +11,7 @@ Grid keys
 ---------
 ``k0``, ``rho``, ``max_rounds``, ``eval_every``   run settings
 ``problem.<key>``                                  problem spec entries
+``problem.<a>.<b>``                                 a nested entry (``problem.partition.alpha``)
 ``mechanism.<key>``, ``attack.<key>``,             privacy mechanism / attack / aggregator spec entries
 ``aggregator.<key>``                               (the client-to-server channel, fedrepro.sim.channel)
 ``<algorithm>.<param>``                            one algorithm's parameter
@@ -26,7 +27,8 @@ Settings
 ``settings: [{label: ..., <block keys>}, ...]`` runs the block once per entry, each
 entry deep-merged into the block (so it may change the problem, an algorithm's
 parameters or a run setting): a list of configurations rather than a product,
-e.g. Table III's columns (dataset, m, partition, E, B together). The label is the
+e.g. Table III's columns (dataset, m, partition, E, B together); a block whose ``method`` or
+``name`` the entry changes is replaced, not merged (:func:`deep_merge`). The label is the
 cells' ``setting`` column; the grid is expanded within every setting. The results column of a swept key is its last dotted component
 (``mechanism.name`` -> ``mechanism``, ``attack.name`` -> ``attack``).
 
@@ -127,11 +129,23 @@ def read_yaml(path: str | Path):
         raise ConfigError(f"{where}: YAML syntax error: {err.problem or err.context}") from None
 
 
+#: keys that name the kind of a block (a partition's ``method``, a problem's, mechanism's, attack's,
+#: aggregator's ``name``): an override that changes one replaces the block instead of merging into it
+KIND_KEYS = ("method", "name")
+
+
+def _same_kind(base: dict, override: dict) -> bool:
+    return all(key not in override or key not in base or override[key] == base[key] for key in KIND_KEYS)
+
+
 def deep_merge(base: dict, override: dict) -> dict:
-    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace)."""
+    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace). A dict
+    whose kind changes (``method`` or ``name`` differs: ``partition: {method: label_shards, k: 2}`` over
+    ``{method: dirichlet, alpha: 0.3}``) replaces the base's block: the old kind's parameters would be
+    stale keys of the new one."""
     out = copy.deepcopy(base)
     for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and _same_kind(out[key], value):
             out[key] = deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -186,11 +200,26 @@ def _listify(v):
 
 
 def _set_dotted(cell: dict, key: str, value) -> None:
+    """Set the grid key ``key`` in ``cell``: ``problem.m``, or a nested path such as
+    ``problem.partition.alpha`` (each level a mapping; a partition written as a rule name is read as
+    ``{method: NAME}``)."""
     head, _, rest = key.partition(".")
     if head in SPEC_PREFIXES:
-        cell.setdefault(head, {})
-        cell[head] = dict(cell[head] or {})
-        cell[head][rest] = value
+        cell[head] = copy.deepcopy(cell.get(head) or {})
+        node, path = cell[head], rest.split(".")
+        for depth, part in enumerate(path[:-1]):
+            inner = node.get(part)
+            if inner is None:
+                inner = {}
+            elif isinstance(inner, str) and part == "partition":
+                inner = {"method": inner}
+            elif not isinstance(inner, dict):
+                where = ".".join([head, *path[:depth + 1]])
+                raise ConfigError(f"grid key {key!r}: {where} is {inner!r}, not a mapping, so it has no key "
+                                  f"{path[depth + 1]!r}; write {where} as a mapping or sweep {where} itself")
+            node[part] = inner
+            node = inner
+        node[path[-1]] = value
     else:
         raise ConfigError(f"grid key {key!r}: unknown prefix {head!r}; use one of {list(SPEC_PREFIXES)}, "
                           f"an algorithm name, or a run setting {list(RUN_KEYS)}")
@@ -211,13 +240,63 @@ def check_timing(cell: dict, algorithm) -> None:
     cell_schedule(cell, algorithm)          # the algorithm's schedule takes the cell's keys (or says which not)
 
 
+def _check_metrics(cell: dict, cls) -> None:
+    """``metrics:`` names only what the cell's problem class can evaluate (its ``METRIC_CATALOGUE``)."""
+    metrics = cell.get("metrics")
+    if cls is None or metrics is None:
+        return
+    unknown = cls.unknown_metrics(metrics)
+    if unknown:
+        raise ValueError(f"metrics: {unknown} are not metrics of problem {cell['problem'].get('name')!r}; "
+                         f"allowed: {', '.join(cls.METRIC_CATALOGUE)} (<j>: a worker index)")
+
+
+def _get_dotted(block: dict, key: str, own: str | None = None):
+    """The block's own value of grid key ``key`` (``(True, value)``), or ``(False, None)`` when the block
+    does not set it: a run setting, ``<spec>.<path>`` or ``<own algorithm>.<param>``."""
+    head, _, rest = key.partition(".")
+    if not rest:
+        return (key in block, block.get(key))
+    node = (block.get("algorithms") or {}).get(head) if head == own else block.get(head)
+    for part in rest.split(".") if head != own else [rest]:
+        if part == "method" and isinstance(node, str):
+            return True, node
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _check_shadowed(cell: dict, block: dict, keys: list[str], alg_name: str, checked: dict) -> None:
+    """A value the block sets and a grid sweeps over never reaches a cell; it is still checked (a
+    malformed base ``mechanism.epsilon: -1`` under ``grid: {mechanism.epsilon: [...]}`` is an error,
+    not silently unused): the cell with that one key set back to the block's value must pass."""
+    for key in keys:
+        present, value = _get_dotted(block, key, alg_name)
+        if not present or isinstance(value, list):
+            continue
+        shadow = copy.deepcopy(cell)
+        head = key.split(".")[0]
+        if key in RUN_KEYS:
+            shadow[key] = value
+        elif head == alg_name:
+            shadow["params"][key.split(".", 1)[1]] = value
+        else:
+            _set_dotted(shadow, key, value)
+        try:
+            check_cell(shadow, checked)
+        except ConfigError as err:
+            raise ConfigError(f"{err} (the value of {key} written in the block, {value!r}, which grid: "
+                              f"{{{key}: [...]}} overrides; fix or remove it)") from None
+
+
 def check_cell(cell: dict, _seen: dict | None = None) -> None:
     """Raise :class:`ConfigError` when the cell's algorithm cannot be built with its parameters,
     its problem block, run settings, mechanism or attack are invalid, or the algorithm cannot run
     on the problem's class (checked from the problem builder's declared class and spec, without
     loading data)."""
     from fedrepro.algorithms import make_algorithm
-    from fedrepro.problems import problem_class, validate_problem_spec
+    from fedrepro.problems import problem_class, problem_workers, validate_problem_spec
     from fedrepro.problems.protocols import check_pairing
     from fedrepro.sim.channel import build_channel
     from fedrepro.sim.stopping import validate_stop_spec
@@ -227,7 +306,8 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     pairing = (cell["algorithm"], json.dumps(cell.get("params") or {}, sort_keys=True, default=str), pname)
     keys = {"pairing": pairing, "problem": json.dumps(problem, sort_keys=True, default=str),
             "rest": json.dumps([pairing, *(cell.get(k) for k in (*RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS,
-                                                                 "mechanism", "attack", "aggregator", "stop"))],
+                                                                 "mechanism", "attack", "aggregator", "stop")),
+                                problem_workers(problem) if (cell.get("attack") or {}).get("name") else None],
                                sort_keys=True, default=str)}
     seen = _seen if _seen is not None else {}
     try:
@@ -240,10 +320,14 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             validate_problem_spec(problem)
         if ("rest", keys["rest"]) not in seen:
             check_run_settings(**{k: cell[k] for k in (*RUN_DEFAULTS, *RUN_OPTIONAL) if k in cell})
+            _check_metrics(cell, cls)
             check_timing(cell, algorithm)
             validate_stop_spec(cell.get("stop"))
             channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
             channel.check(algorithm, cls, schedule="async" if algorithm.asynchronous else "sync")
+            workers = problem_workers(problem)
+            if channel.attack is not None and workers is not None:
+                channel.attack.check_workers(*workers)     # faulty ids and B against the worker count
     except (ValueError, TypeError) as err:
         raise ConfigError(f"experiment {cell['paper']}/{cell['experiment']}: {err}") from None
     seen.update({(kind, key): True for kind, key in keys.items()})
@@ -337,6 +421,7 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     columns[column_name(key)] = value
                     if head != alg_name:
                         shared[key] = value
+                _cell_datasets(cell, block, paper, exp_id)
                 for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds),
                     if key in cell["params"] and key not in own:   # unless the algorithm has a parameter so named
                         cell[key] = cell["params"].pop(key)
@@ -344,12 +429,32 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                 cell["shared"] = shared
                 cell["cell"] = cell_id(cell)
                 check_cell(cell, checked)
+                if not cells or cells[-1]["algorithm"] != alg_name:     # once per algorithm
+                    _check_shadowed(cell, block, [k for k in keys if k.split(".")[0] != alg_name
+                                                  or k in grid], alg_name, checked)
                 cells.append(cell)
     ids = [c["cell"] for c in cells]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"experiment {paper}/{exp_id}: two cells have identical settings; "
                           "remove the duplicated grid values")
     return cells
+
+
+def _cell_datasets(cell: dict, block: dict, paper: str, exp_id: str) -> None:
+    """The cell's ``datasets`` (its job's data dependencies): the experiment's ``datasets:`` when it has
+    one, which must then hold every dataset the cell's problem reads, else inferred from the problem
+    (:func:`fedrepro.problems.problem_datasets`: ``logreg`` on ``dataset: adult`` reads ``adult``)."""
+    from fedrepro.problems import problem_datasets
+
+    needed = problem_datasets(cell["problem"] or {})
+    if block.get("datasets") is None:
+        cell["datasets"] = needed
+        return
+    missing = [d for d in needed if d not in cell["datasets"]]
+    if missing:
+        raise ConfigError(f"experiment {paper}/{exp_id}: its problem reads dataset(s) {missing}, which datasets: "
+                          f"{cell['datasets']} does not list; add them to datasets: (or remove datasets: and "
+                          "the datasets are taken from the problem)")
 
 
 def _is_asynchronous(name: str) -> bool:
@@ -396,23 +501,77 @@ def load_experiments(config: dict, root: str | Path = ".") -> dict:
     ``config['papers']`` (with ``config['paper_overrides'][paper][exp_id]`` merged in) and the
     user's ``config['experiments']`` under the pseudo-paper ``custom``."""
     out = {}
+    all_overrides = config.get("paper_overrides") or {}
+    unknown = sorted(set(all_overrides) - set(PAPERS))
+    if unknown:
+        raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
     for paper in config.get("papers", []):
         if paper not in PAPERS:
             raise ConfigError(f"papers: {paper!r} is not a known paper key; allowed: {', '.join(PAPERS)}")
-        frag = load_paper_fragment(paper, root)
-        exps = frag.get("experiments", {}) or {}
-        unknown = sorted(set(config.get("paper_overrides") or {}) - set(PAPERS))
-        if unknown:
-            raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
-        overrides = (config.get("paper_overrides") or {}).get(paper, {}) or {}
-        for exp_id in overrides:
-            if exp_id not in exps:
-                raise ConfigError(f"paper_overrides.{paper}.{exp_id}: no such experiment; "
-                                  f"{paper} has {sorted(exps)}")
-        out[paper] = {k: deep_merge(v, overrides.get(k, {})) for k, v in exps.items()}
+        out[paper] = _overridden(paper, all_overrides.get(paper) or {}, root)
+    for paper in sorted(set(all_overrides) - set(config.get("papers", []))):
+        # a paper that is not built: its overrides are still checked, so that enabling it later cannot fail
+        from fedrepro.experiments.config import validate_experiment
+
+        for exp_id, block in _overridden(paper, all_overrides[paper] or {}, root).items():
+            if exp_id in (all_overrides[paper] or {}):
+                validate_experiment(block, f"paper_overrides.{paper}.{exp_id} (merged into {paper}/{exp_id}; "
+                                           f"{paper} is not in papers:)")
     user = config.get("experiments") or {}
     if user:
         out[USER_PAPER] = dict(user)
+    return out
+
+
+def _overridden(paper: str, overrides: dict, root) -> dict:
+    """The paper's experiments with ``paper_overrides.<paper>`` applied (:func:`apply_override`)."""
+    exps = load_paper_fragment(paper, root).get("experiments", {}) or {}
+    for exp_id, override in overrides.items():
+        if exp_id not in exps:
+            raise ConfigError(f"paper_overrides.{paper}.{exp_id}: no such experiment; {paper} has {sorted(exps)}")
+        if not isinstance(override, dict):
+            raise ConfigError(f"paper_overrides.{paper}.{exp_id} must be a mapping of the experiment's keys, "
+                              f"got {override!r}")
+    return {k: apply_override(v, overrides.get(k) or {}, f"paper_overrides.{paper}.{k}") for k, v in exps.items()}
+
+
+def _leaf_paths(value, prefix: str) -> list[str]:
+    if isinstance(value, dict) and value:
+        return [p for k, v in value.items() for p in _leaf_paths(v, f"{prefix}.{k}")]
+    return [prefix]
+
+
+def apply_override(block: dict, override: dict, where: str = "paper_overrides") -> dict:
+    """``override`` merged into an experiment block so that what it says holds at every scale and in
+    every setting: a top-level key (``seeds: 1``) also replaces (a mapping: merges into) that key in
+    each ``scales.<s>`` and ``settings`` entry of the block, which would otherwise win over it; its own
+    ``scales: {quick: {...}}`` merges last. A key that the block's grid sweeps is refused (the grid
+    would override it); override ``grid`` instead."""
+    if not override:
+        return block
+    plain = {k: v for k, v in override.items() if k != "scales"}
+    grids = [block.get("grid") or {}, *(((s or {}).get("grid") or {}) for s in (block.get("scales") or {}).values())]
+    swept = sorted({p for k, v in plain.items() if k not in ("grid", "settings")
+                    for p in _leaf_paths(v, k) if any(p in g for g in grids)})
+    if swept:
+        raise ConfigError(f"{where}: {swept} are swept by the experiment's grid, which overrides them; override "
+                          f"the grid instead ({where}.grid: {{{swept[0]}: [...]}})")
+    out = deep_merge(block, plain)
+
+    def into(target: dict) -> dict:
+        target = dict(target)
+        for key, value in plain.items():
+            if key in target and key not in ("settings", "scales", "label"):
+                target[key] = (deep_merge({"x": target[key]}, {"x": value})["x"]
+                               if isinstance(value, dict) and isinstance(target[key], dict) else copy.deepcopy(value))
+        return target
+
+    if isinstance(out.get("scales"), dict):
+        out["scales"] = {s: into(b) if isinstance(b, dict) else b for s, b in out["scales"].items()}
+    if isinstance(out.get("settings"), list) and "settings" not in plain:
+        out["settings"] = [into(s) if isinstance(s, dict) else s for s in out["settings"]]
+    if "scales" in override:
+        out = deep_merge(out, {"scales": override["scales"]})
     return out
 
 
@@ -437,6 +596,24 @@ LABEL_KEYS = ("experiment", "cell", "columns", "shared")
 #: keys of a cell that are its experiment's, not its run's: ``datasets`` lists every dataset the
 #: experiment reads (the job's data dependencies); the run reads the one its ``problem`` names
 EXPERIMENT_KEYS = ("datasets",)
+
+
+def user_data_files(cells: list[dict]) -> list[str]:
+    """The user's own data files the cells read (``problem.data``: a client npz): inputs of their jobs,
+    so that regenerating a file re-runs what depends on it."""
+    return sorted({str(c["problem"]["data"]) for c in cells
+                   if isinstance(c.get("problem"), dict) and isinstance(c["problem"].get("data"), (str, Path))})
+
+
+def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:
+    """Every ``problem.data`` file exists (relative paths: from ``root``, the workflow's working
+    directory); else a ConfigError naming the experiment, the key and the path, before any job."""
+    for (paper, exp), cells in cells_by_experiment.items():
+        for path in user_data_files(cells):
+            if not (Path(root) / path).is_file():
+                raise ConfigError(f"experiment {paper}/{exp}: problem.data {path!r} is not a file (looked for "
+                                  f"{(Path(root) / path).resolve()}); give the path of your client npz, relative "
+                                  "to the directory snakemake runs in, or an absolute path")
 
 
 def run_key(cell: dict) -> str:

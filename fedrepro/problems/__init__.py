@@ -53,9 +53,46 @@ def validate_problem_spec(spec: dict) -> None:
     check_spec(_builder(spec.get("name")), spec)
 
 
+def problem_datasets(spec: dict) -> list[str]:
+    """The processed datasets (registry keys, ``name`` or ``name-variant``) that the problem block
+    ``spec`` reads: what a cell's job needs before it runs. Problems on synthetic data or on the user's
+    own npz (``data:``) read none; an unknown problem reads none here (the cell check names it)."""
+    name = spec.get("name")
+    if name not in _BUILDERS or "data" in spec or name in ("linreg_synthetic", "linreg"):
+        return []
+    if name == "worker_neural":
+        from fedrepro.data.registry import WORKER_SOURCES
+
+        source = WORKER_SOURCES.get(spec.get("dataset"))
+        return [] if source is None else [source]
+    if name == "adult_logreg":            # dataset: adult_mat reads the authors' .mat files, not a registry key
+        return ["adult"] if spec.get("dataset", "adult") == "adult" else []
+    default = {"neural": "mnist"}.get(name)
+    dataset = spec.get("dataset", default)
+    return [str(dataset)] if isinstance(dataset, str) and dataset else []
+
+
+#: problem -> (the spec key of its number of workers, its default); problems absent here learn it from data
+WORKER_COUNT = {"linreg_synthetic": ("m", 100), "logreg": ("m", 100), "adult_logreg": ("m", 50),
+                "softmax": ("Q", 20), "neural": ("m", 100)}
+
+
+def problem_workers(spec: dict) -> tuple[int, str] | None:
+    """``(number of workers, how the config spells it)`` of a problem block, known without data; None
+    when only the data says (the user's npz, the worker datasets)."""
+    name = spec.get("name")
+    if name not in WORKER_COUNT or "data" in spec:
+        return None
+    key, default = WORKER_COUNT[name]
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value, f"workers (problem.{key} = {value})"
+
+
 def build_problem(spec: dict, seed: int, **kwargs) -> FederatedProblem:
     """Build the problem named ``spec['name']``."""
     return _builder(spec.get("name"))(spec, seed, **kwargs)
 
 
-__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_names", "validate_problem_spec"]
+__all__ = ["FederatedProblem", "build_problem", "problem_class", "problem_datasets", "problem_workers", "problem_names", "validate_problem_spec"]

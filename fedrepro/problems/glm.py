@@ -194,7 +194,9 @@ class LinearModelProblem(FederatedProblem):
             if self.client_sizes.min() < 1:
                 raise ValueError("every client needs at least one sample")
             if self.loss == "logistic" and not np.all((y == 0) | (y == 1)):
-                raise ValueError("logistic labels must be in {0, 1}")
+                found = np.unique(y)
+                raise ValueError(f"logistic labels must be in {{0, 1}}; found {len(found)} distinct value(s): "
+                                 f"{', '.join(f'{v:g}' for v in found[:10])}{', ...' if len(found) > 10 else ''}")
             self.sparse = sp.issparse(X)
             if self.sparse:
                 rows = np.concatenate(parts)
@@ -682,23 +684,47 @@ def _normalize(X, how):
 
 def logreg_from_arrays(X, y, spec: dict, seed: int, name: str) -> LinearModelProblem:
     """Normalise, partition (spec['partition'], default Zhou & Li random cuts) and build."""
-    from fedrepro.data.partition import partition
+    from fedrepro.data.partition import partition, partition_input
 
     y = np.asarray(y, dtype=np.float64)
     if set(np.unique(y)) <= {-1.0, 1.0} and np.any(y == -1):
         y = (y > 0).astype(np.float64)                        # -1 -> 0 (spec 4.2)
     X = _normalize(X, spec.get("normalize", "col_l2"))
     m = int(spec.get("m", 100))
-    pspec = dict(spec.get("partition", {"method": "random_cuts", "min_frac": 0.025}))
-    method = pspec.pop("method", "random_cuts")
-    parts = partition(method, n_samples=X.shape[0], seed=seed, m=m, **pspec)
+    pspec = logreg_partition(spec)
+    method = pspec.pop("method")
+    # label rules (dirichlet, label_shards, ...) split by the class labels; the size rules by the row count
+    labels = y.astype(np.int64) if partition_input(method) == "labels" else None
+    parts = partition(method, n_samples=X.shape[0], labels=labels, seed=seed, m=m, **pspec)
     return LinearModelProblem(X, y, parts, loss="logistic", lam=float(spec.get("lam", 1e-3)),
                               reg_scaling=spec.get("reg_scaling", "mean"),
                               lipschitz_rule=spec.get("lipschitz_rule", "exact"),
                               weights=spec.get("weights"), name=name, kernel=spec.get("kernel", "fused"))
 
 
-@problem_spec(dataset=[Anything("a processed dataset name")], m=[POSITIVE_INT], lam=[NONNEGATIVE],
+LOGREG_PARTITION = {"method": "random_cuts", "min_frac": 0.025}       # Zhou & Li's random cuts
+
+
+def logreg_partition(spec: dict) -> dict:
+    """The logistic problem's partition block in its one form ``{method, ...params}`` (default Zhou &
+    Li's random cuts); any rule of :mod:`fedrepro.data.partition` on the sample count or the labels."""
+    from fedrepro.data.partition import partition_spec
+
+    return partition_spec(spec.get("partition"), default=LOGREG_PARTITION, where="problem.partition")
+
+
+def _check_logreg(spec: dict) -> None:
+    """Config-time checks of a logreg block: a dataset is named; the partition rule and its parameters."""
+    from fedrepro.data.partition import check_partition_spec
+
+    if not spec.get("dataset"):
+        raise ValueError("problem 'logreg' needs problem.dataset: a processed dataset name (e.g. adult, "
+                         "real_sim, qsar_oral_toxicity; `fedrepro list` names them)")
+    check_partition_spec(logreg_partition(spec), where="problem.partition")
+
+
+@problem_spec(check=_check_logreg,
+              dataset=[Anything("a processed dataset name")], m=[POSITIVE_INT], lam=[NONNEGATIVE],
               reg_scaling=[Options(*REG_SCALINGS)], normalize=[Options("col_l2", "none")],
               partition=[Anything("a partition block {method: ..., ...}")], lipschitz_rule=[Options(*LIPSCHITZ_RULES)],
               split=[None, Options("train", "test")], weights=_WEIGHTS, kernel=_KERNEL)
@@ -739,8 +765,10 @@ def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
         X, y, ids = spec["X"], spec["y"], spec["client_ids"]
         label = spec.get("label", "linreg")
     loss = spec.get("loss", "squared")
-    if loss == "logistic" and not np.isin(y, (0, 1)).all():
-        raise ValueError("a logistic problem needs labels y in {0, 1}")
+    if loss == "logistic":
+        from fedrepro.problems.user_data import binary_labels
+
+        y = binary_labels(y, spec.get("data", "problem.y"))
     weights = spec.get("weights")
     if isinstance(weights, str):
         if weights != "ones":

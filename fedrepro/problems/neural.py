@@ -365,7 +365,9 @@ PER_DATASET = ("model", "train_size", "test_size")     # keys that may be a {dat
 SPEC_CONSTRAINTS = {
     "model": [Options(*MODELS), Anything("a {dataset: model name} mapping")], "dataset": [Anything("a processed image dataset name (mnist, fashion_mnist, cifar10)")],
     "data": [Anything("path of a client npz (instead of dataset)")], "m": [POSITIVE_INT],
-    "partition": [Anything("a rule name or {method: <rule>, ...params}")], "head": [None, Options(*HEADS)],
+    "partition": [Anything("a rule name or {method: <rule>, ...params}")],
+    "partition_params": [Anything("the rule's parameters (older form; write them inside partition)")],
+    "head": [None, Options(*HEADS)],
     "init": [None, Options(*INIT_RULES)], "weights": [Anything("uniform | data_size | one weight per client")],
     "normalize": [Anything("[mean, std]")], "train_size": [None, POSITIVE_INT, Anything("a {dataset: size} mapping")],
     "test_size": [None, POSITIVE_INT, Anything("a {dataset: size} mapping")],
@@ -389,12 +391,11 @@ def neural_spec_defaults(spec: dict) -> dict:
     validate_params("problem 'neural'", {k: out.get(k) for k in ("train_size", "test_size")},
                     {k: [None, POSITIVE_INT] for k in ("train_size", "test_size")}, noun="key")
     validate_params("problem 'neural'", {"model": out["model"]}, {"model": [Options(*MODELS)]}, noun="key")
-    part = out["partition"]
-    if isinstance(part, str):
-        part = {"method": part}
-    if not isinstance(part, dict) or "method" not in part:
-        raise ValueError(f"neural: partition must be a rule name or {{method: <rule>, ...params}}, got {part!r}")
-    out["partition"] = part
+    from fedrepro.data.partition import check_partition_spec, partition_spec
+
+    out["partition"] = partition_spec(out["partition"], out.pop("partition_params", None), where="problem.partition")
+    if "data" not in spec:
+        check_partition_spec(out["partition"], where="problem.partition")
     return out
 
 
@@ -437,8 +438,14 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
     if "data" in spec:                  # the user's own npz (fedrepro run --problem mlp1 --data mine.npz)
         from fedrepro.problems.user_data import load_client_npz
 
+        from fedrepro.problems.user_data import class_labels
+
         X, y, client, extra = load_client_npz(spec["data"])
         model = build_model(spec["model"], head=spec.get("head"), init=spec.get("init"))
+        y = class_labels(y, spec["data"], f"neural ({spec['model']})", model.n_classes)
+        if extra.get("y_test") is not None:
+            extra["y_test"] = class_labels(extra["y_test"], f"{spec['data']} (y_test)", f"neural ({spec['model']})",
+                                           model.n_classes)
         parts = [np.flatnonzero(client == i) for i in range(int(client.max()) + 1)]
         y_test = extra.get("y_test")
         return NeuralProblem(model, X, y.astype(np.int64), parts, extra.get("X_test"),

@@ -303,9 +303,34 @@ def _shared_design(dataset, drop_classes, bias: bool):
     return _SHARED_DESIGN.get(key, decode, valid=lambda kept: kept[0] is dataset)[1]     # an id can be reused
 
 
-@problem_spec(dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
+def softmax_partition(spec: dict) -> dict:
+    """The softmax problem's partition in the one form ``{method, ...params}`` (default ``pair_digit``):
+    ``partition: {method: NAME, ...params}``, or the older ``partition: NAME`` with ``partition_params``."""
+    from fedrepro.data.partition import partition_spec
+
+    return partition_spec(spec.get("partition"), spec.get("partition_params"), default="pair_digit",
+                          where="problem.partition")
+
+
+def _check_softmax(spec: dict) -> None:
+    from fedrepro.data.partition import check_partition_spec
+
+    if "data" in spec:
+        if "partition" in spec or "partition_params" in spec:
+            raise ValueError("problem 'softmax' with data: the npz's client column is the partition; "
+                             "remove problem.partition")
+        return
+    if not spec.get("dataset"):
+        raise ValueError("problem 'softmax' needs problem.dataset (usps | mnist | fashion_mnist) or problem.data "
+                         "(a client npz)")
+    check_partition_spec(softmax_partition(spec), where="problem.partition")
+
+
+@problem_spec(check=_check_softmax,
+              dataset=[Anything("usps | mnist | fashion_mnist (a processed dataset name)")],
               data=[Anything("path of a client npz (instead of dataset)")],
-              partition=[Anything("a partition rule name")], partition_params=[Anything("the rule's parameters")],
+              partition=[Anything("{method: <rule>, ...params} or a rule name")],
+              partition_params=[Anything("the rule's parameters (older form; write them inside partition)")],
               Q=[POSITIVE_INT], delta=[NONNEGATIVE], batch=[POSITIVE_INT], L=[None, POSITIVE], bias=[Boolean],
               drop_classes=[Anything("a list of classes")], eval_fraction=[Interval(Real, 0, 1, closed="right")],
               n_classes=[POSITIVE_INT])
@@ -324,9 +349,12 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
     if "data" in spec:                  # the user's own npz (fedrepro run --problem softmax)
         from fedrepro.problems.user_data import load_client_npz
 
+        from fedrepro.problems.user_data import class_labels
+
         X, y, client, extra = load_client_npz(spec["data"])
+        y = class_labels(y, spec["data"], "softmax", spec.get("n_classes"))
         parts = [np.flatnonzero(client == i) for i in range(int(client.max()) + 1)]
-        return SoftmaxProblem(X, y.astype(np.int64), parts, extra.get("X_test"), extra.get("y_test"),
+        return SoftmaxProblem(X, y, parts, extra.get("X_test"), extra.get("y_test"),
                               n_classes=int(spec.get("n_classes", int(y.max()) + 1)),
                               delta=float(spec.get("delta", 0.003)), batch=int(spec.get("batch", 15)),
                               L=spec.get("L"), eval_fraction=float(spec.get("eval_fraction", 1.0)), seed=seed,
@@ -342,8 +370,8 @@ def build_softmax(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) 
         Xtr, ytr, Xte, yte = _design(dataset, spec.get("drop_classes", []), spec.get("bias", False))
     name = spec.get("dataset", dataset.name)
     Q = int(spec.get("Q", 20))
-    rule = spec.get("partition", "pair_digit")
-    params = dict(spec.get("partition_params", {}))
+    params = softmax_partition(spec)
+    rule = params.pop("method")
     parts = partition(rule, labels=ytr, seed=seed, m=Q, **params)
     L = spec.get("L", PAPER_LIPSCHITZ.get(name.split("-")[0]))     # "usps-h5" -> usps
     return SoftmaxProblem(Xtr, ytr, parts, Xte, yte, delta=float(spec.get("delta", 0.003)),

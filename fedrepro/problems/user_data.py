@@ -46,3 +46,34 @@ def load_client_npz(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if ids[0] != 0 or ids[-1] != len(ids) - 1:
         raise ValueError(f"{path}: client ids must be 0..m-1 with every client non-empty; got {ids[:10]}...")
     return X, y, client, extra
+
+
+def _found(y) -> str:
+    values = np.unique(np.asarray(y))
+    shown = ", ".join(f"{v:g}" if isinstance(v, (float, np.floating)) else str(v) for v in values[:10])
+    return f"{len(values)} distinct value(s): {shown}{', ...' if len(values) > 10 else ''}"
+
+
+def class_labels(y, path, problem: str, n_classes: int | None = None) -> np.ndarray:
+    """``y`` of the user's npz ``path`` as integer class labels 0..C-1 (``C``: ``n_classes`` when given);
+    anything else (fractional, negative, too large) is a ValueError naming the file and the labels found."""
+    y = np.asarray(y)
+    ok = y.size and np.issubdtype(y.dtype, np.number) and np.all(np.mod(y, 1) == 0) and y.min() >= 0 \
+        and (n_classes is None or y.max() < n_classes)
+    if not ok:
+        upto = f"0..{n_classes - 1}" if n_classes else "0..C-1"
+        raise ValueError(f"{path}: the {problem} problem needs integer class labels {upto} in y; found "
+                         f"{_found(y)}; relabel y (e.g. np.unique(y, return_inverse=True)[1])")
+    return y.astype(np.int64)
+
+
+def binary_labels(y, path) -> np.ndarray:
+    """``y`` of the user's npz ``path`` for a logistic problem: labels in {0, 1} ({-1, 1} is mapped
+    -1 -> 0); anything else is a ValueError naming the file and the labels found."""
+    y = np.asarray(y, dtype=float)
+    if set(np.unique(y)) <= {-1.0, 1.0}:
+        y = (y > 0).astype(float)
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError(f"{path}: a logistic problem needs labels y in {{0, 1}} (or {{-1, 1}}); found {_found(y)}; "
+                         "map them to 0/1, or use loss: squared for regression targets")
+    return y

@@ -69,14 +69,26 @@ MAPPED_KINDS = ("model", "delta", "gradient", "vector")
 _WORKERS = {"faulty": [None, Anything("a list of worker ids")], "B": [None, NONNEGATIVE_INT]}
 
 
-def _faulty_ids(spec: dict, m: int, default_B: int) -> np.ndarray:
+def _faulty_ids(spec: dict, m: int, default_B: int, workers: str = "workers") -> np.ndarray:
+    """The faulty workers' ids: ``faulty``, else the last ``B``; a ValueError names the numbers
+    (``workers``: how the problem's worker count is spelt, e.g. ``problem.Q = 20``)."""
+    name = spec.get("name")
     if "faulty" in spec and spec["faulty"] is not None:
-        ids = np.asarray(spec["faulty"], dtype=np.int64)
+        try:
+            ids = np.asarray(spec["faulty"], dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"attack {name!r}: faulty={spec['faulty']!r} must be a list of worker ids") from None
     else:
         B = int(spec.get("B", default_B))
+        if B > m:
+            raise ValueError(f"attack {name!r}: B = {B} faulty workers, but the problem has only {m} {workers}; "
+                             f"B must be at most {m} (attack.B)")
         ids = np.arange(m - B, m, dtype=np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= m):
-        raise ValueError(f"attack {spec.get('name')!r}: faulty ids {ids.tolist()} outside 0..{m - 1}")
+    bad = sorted({int(i) for i in ids if i < 0 or i >= m})
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (f", ... ({len(bad)} ids)" if len(bad) > 10 else "")
+        raise ValueError(f"attack {name!r}: faulty ids [{shown}] are not workers of the problem, which has {m} "
+                         f"{workers} (ids 0..{m - 1}); fix attack.faulty")
     return np.unique(ids)
 
 
@@ -121,6 +133,11 @@ class _Attack:
         validate_params(f"attack {self.name!r}", {k: v for k, v in self.spec.items() if k != "name"},
                         {**_WORKERS, **self.constraints}, noun="key")
         self.faulty = None
+
+    def check_workers(self, m: int, workers: str = "workers") -> None:
+        """Raise ValueError when the faulty workers (``faulty`` ids or the last ``B``) are not workers of a
+        problem with ``m`` workers (before any data is loaded; the run checks again with the built problem)."""
+        _faulty_ids(self.spec, int(m) + int(self.adds_workers), self.default_B, workers)
 
     def problem_options(self) -> dict:
         """Keyword arguments for the problem's builder: the data this attack needs prepared when the

@@ -10,8 +10,8 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import (all_cells, batches, config_hash, load_experiments, read_yaml, reference_cell,
-                                        same_runs, timing_repeats)
+from fedrepro.experiments.cells import (all_cells, batches, check_user_data, config_hash, load_experiments, read_yaml,
+                                        reference_cell, same_runs, timing_repeats, user_data_files)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
 from fedrepro.experiments.report_markdown import provenance_markdown, skipped_markdown
@@ -67,6 +67,7 @@ SCALE = config["scale"]
 # the claim named is not part of a cell's provenance (its cells are those of a build at its scale, or new cells)
 CONFIG_HASH = config_hash({k: v for k, v in config.items() if k != "claim"})
 CELLS = all_cells(config, workflow.basedir) if CLAIM is None else CLAIM.cells
+check_user_data(CELLS)           # a problem.data file that is not there is named now, not in a job
 
 # `experiment` matches the declared experiment ids only: a pattern such as
 # "(?!claims$)[A-Za-z]\w*" does not stop results/<paper>/claims.parquet from matching rule
@@ -97,8 +98,9 @@ OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir) if CLAI
 
 
 def processed_inputs(cells):
-    """The manifests of the processed datasets ``cells`` read (a folder is complete once its manifest exists)."""
-    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]})
+    """The data ``cells`` read: the manifests of their processed datasets (a folder is complete once its
+    manifest exists) and the user's own files (problem.data), so that a regenerated file re-runs them."""
+    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]}) + user_data_files(cells)
 
 
 def batch_path(paper, experiment, batch):

@@ -54,6 +54,14 @@ def record_profile(snakemake, status, body_start, body_cpu):
         fh.write(json.dumps(line) + "\n")
 
 
+def _user_errors() -> tuple:
+    """Exceptions that report bad input (what the user fixes), shown as a message without a traceback."""
+    from fedrepro.core.params import ConfigError
+    from fedrepro.data.fetch import ChecksumError, DatasetUnavailable
+
+    return (ConfigError, ChecksumError, DatasetUnavailable)
+
+
 @contextlib.contextmanager
 def logged(snakemake):
     """Send stdout and stderr of the script body to the rule's log file; a failure's traceback
@@ -66,6 +74,13 @@ def logged(snakemake):
         try:
             yield fh
             status = "ok"
+        except _user_errors() as err:
+            # a bad input the user fixes (a checksum mismatch, a missing dataset, a config error): its
+            # message, not a Python traceback, is what the user reads; the traceback stays in the log
+            traceback.print_exc(file=fh)
+            fh.flush()
+            print(f"{type(err).__name__}: {err}\n(log: {log})", file=sys.__stderr__, flush=True)
+            raise SystemExit(1) from None
         except BaseException:
             traceback.print_exc(file=fh)
             fh.flush()

@@ -52,7 +52,7 @@ from fedrepro.data.partition.size_rules import (MIN_FRAC_PRESETS, iid, random_cu
                                                 sizes_uniform, uniform_client_sizes)
 
 __all__ = [
-    "PARTITIONERS", "partition", "client_ids", "sizes", "class_counts", "group_keys",
+    "PARTITIONERS", "partition", "partition_spec", "check_partition_spec", "partition_input", "client_ids", "sizes", "class_counts", "group_keys",
     "uniform_client_sizes", "random_cut_sizes", "MIN_FRAC_PRESETS",
     "iid", "random_sizes", "random_cuts", "sizes_uniform", "label_shards", "dirichlet",
     "natural", "one_class", "pair_digit", "pair_half_digits", "imbalanced_shards",
@@ -85,6 +85,87 @@ _ALIASES = {
 }
 
 
+def partition_input(name: str) -> str:
+    """What the rule ``name`` partitions: ``"n_samples"`` (a sample count), ``"labels"`` (one label per
+    sample) or ``"groups"`` (group arrays)."""
+    if name not in PARTITIONERS:
+        raise ValueError(f"unknown partitioner name={name!r}; allowed: {', '.join(PARTITIONERS)}")
+    return next(iter(inspect.signature(PARTITIONERS[name]).parameters))
+
+
+def _checked_params(name: str, params: dict, given: tuple = ()) -> dict:
+    """``params`` of rule ``name`` with the aliases resolved; unknown and missing parameters are a
+    ValueError naming them and what is allowed (``given``: parameters the caller supplies itself)."""
+    params = dict(params)
+    sig = inspect.signature(PARTITIONERS[name])
+    data_arg = next(iter(sig.parameters))
+    for alias, canon in _ALIASES.get(name, {}).items():
+        if alias in params:
+            if canon in params:
+                raise ValueError(f"{name}: both {alias!r} and {canon!r} given; use {canon!r}")
+            params[canon] = params.pop(alias)
+    allowed = [p for p in sig.parameters if p not in (data_arg, "seed")]
+    shown = ", ".join(p for p in allowed if p not in given)      # what the caller may set
+    unknown = [p for p in params if p not in allowed]
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter(s) {unknown}; allowed: {shown}")
+    required = [p for p in allowed if sig.parameters[p].default is inspect.Parameter.empty
+                and p not in params and p not in given]
+    if required:
+        raise ValueError(f"{name}: missing parameter(s) {required}; allowed: {shown}")
+    return params
+
+
+def partition_spec(value, params=None, *, default=None, where: str = "partition") -> dict:
+    """The one form of a problem's partition, ``{"method": NAME, **params}``, from any spelling a
+    problem block accepts: ``{method: NAME, ...params}`` (every problem), a rule name ``NAME``
+    (shorthand), or a rule name with ``partition_params: {...}`` (the softmax problem's older form).
+    ``value`` None: ``default``. A ValueError names ``where`` and the fix."""
+    if value is None:
+        value = default
+    if isinstance(value, str):
+        out = {"method": value}
+    elif isinstance(value, dict) and "method" in value:
+        out = dict(value)
+    else:
+        raise ValueError(f"{where} must be {{method: <rule>, ...params}} (or a rule name), got {value!r}; "
+                         f"rules: {', '.join(PARTITIONERS)}")
+    if params:
+        if not isinstance(params, dict):
+            raise ValueError(f"{where}_params must be a mapping of the rule's parameters, got {params!r}")
+        twice = sorted(set(params) & set(out))
+        if twice or len(out) > 1:
+            raise ValueError(f"{where}: parameters given both inside {where} and in {where}_params "
+                             f"({twice or sorted(set(out) - {'method'})}); write them once, as "
+                             f"{where}: {{method: {out['method']}, ...params}}")
+        out.update(params)
+    return out
+
+
+def check_partition_spec(spec: dict, *, where: str = "partition", given: tuple = ("m",),
+                         inputs: tuple = ("n_samples", "labels")) -> None:
+    """Check a partition block (:func:`partition_spec` form) without data: a registered rule, what it
+    partitions is among ``inputs`` (what the problem can pass), no parameter the problem sets itself
+    (``given``: ``m`` is the problem's number of clients), no unknown or missing parameter."""
+    name = spec.get("method")
+    if name not in PARTITIONERS:
+        raise ValueError(f"{where}.method={name!r} is not a partition rule; allowed: {', '.join(PARTITIONERS)}")
+    data_arg = partition_input(name)
+    if data_arg not in inputs:
+        fitting = [n for n in PARTITIONERS if partition_input(n) in inputs]
+        raise ValueError(f"{where}.method={name!r} partitions {data_arg}, which this problem does not have; "
+                         f"allowed here: {', '.join(fitting)}")
+    params = {k: v for k, v in spec.items() if k != "method"}
+    clash = sorted(set(params) & set(given))
+    if clash:
+        raise ValueError(f"{where}: {clash} is set by the problem (its number of clients: problem.m, or Q for softmax); "
+                         f"remove it from {where}")
+    try:
+        _checked_params(name, params, given)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
 def partition(name: str, *, n_samples: int | None = None, labels=None, groups=None, seed,
               **params) -> list[np.ndarray]:
     """Run the partitioner registered as ``name`` (see :data:`PARTITIONERS`).
@@ -101,21 +182,8 @@ def partition(name: str, *, n_samples: int | None = None, labels=None, groups=No
     if name not in PARTITIONERS:
         raise ValueError(f"unknown partitioner name={name!r}; allowed: {', '.join(PARTITIONERS)}")
     fn = PARTITIONERS[name]
-    sig = inspect.signature(fn)
-    data_arg = next(iter(sig.parameters))
-    for alias, canon in _ALIASES.get(name, {}).items():
-        if alias in params:
-            if canon in params:
-                raise ValueError(f"{name}: both {alias!r} and {canon!r} given; use {canon!r}")
-            params[canon] = params.pop(alias)
-    allowed = [p for p in sig.parameters if p not in (data_arg, "seed")]
-    unknown = [p for p in params if p not in allowed]
-    if unknown:
-        raise ValueError(f"{name}: unknown parameter(s) {unknown}; allowed: {', '.join(allowed)}")
-    required = [p for p in allowed if sig.parameters[p].default is inspect.Parameter.empty
-                and p not in params]
-    if required:
-        raise ValueError(f"{name}: missing parameter(s) {required}; allowed: {', '.join(allowed)}")
+    data_arg = partition_input(name)
+    params = _checked_params(name, params)
     if data_arg == "n_samples":
         lengths = {len(np.asarray(a)) for a in (labels,) if a is not None}
         if groups is not None and not isinstance(groups, dict):
