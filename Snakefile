@@ -7,7 +7,7 @@
 #   snakemake --report report.html      one HTML report: figures, tables, claims, skipped list, provenance
 #   snakemake --report report.html fedepm   the report of a one-paper build
 #   snakemake -j 2 --config claim=<paper>/<claim id>   one claim built alone (its cells, at the scale
-#                                       that decides it): results/<paper>/claims/<id>.md (fedrepro.claims.alone)
+#                                       that decides it): results/<paper>/claims/<id>.md (fedrepro.papers.alone)
 import os
 
 # One BLAS thread per job: parallelism comes from Snakemake jobs (-j), never from BLAS. Kernel threads default

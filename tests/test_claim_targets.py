@@ -1,4 +1,4 @@
-"""Claims built alone (issue #43, fedrepro.claims.alone): a claim's target runs only its cells at the scale that
+"""Claims built alone (issue #43, fedrepro.papers.alone): a claim's target runs only its cells at the scale that
 decides it (dry runs of the workflow's DAG), its bill is the sum of its cells' estimates, fedadmm_gong's FedADMM
 round-count claims run FedADMM alone capped at the band's edge and stopped at the target, and claims.md gives
 each undecided claim's command and bill."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fedrepro.claims.alone import (ClaimTarget, bill, bill_text, cell_cost, claim_build, claim_scale, command, runs,
+from fedrepro.papers.alone import (ClaimTarget, bill, bill_text, cell_cost, claim_build, claim_scale, command, runs,
                                    undecided_bills)
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.resources import (cell_memory_mb, cell_runtime_min, cost_kind_id, load_measured_bill,
@@ -93,7 +93,7 @@ def test_unknown_claim_is_an_error_naming_the_ids(tmp_path):
 
 def test_claim_name_and_scale():
     with pytest.raises(ConfigError, match="<paper>/<claim id>"):
-        from fedrepro.claims.alone import split_name
+        from fedrepro.papers.alone import split_name
         split_name("fedadmm_gong")
     assert claim_scale({"testable_at": ["verify", "paper"]}) == "verify"
     assert claim_scale({"testable_at": ["paper"]}) == "paper"
@@ -127,7 +127,7 @@ def test_bill_counts_a_copied_run_once():
 
 
 def test_bill_command_line(capsys):
-    from fedrepro.claims.bill import main
+    from fedrepro.papers.bill import main
 
     assert main(["fedadmm_gong", "table5_fedadmm_rounds"]) == 0
     out = capsys.readouterr().out
@@ -221,7 +221,7 @@ def test_undecided_bills_say_why_a_claim_has_no_target():
 
 
 def test_a_kind_the_bill_lacks_is_calibrated_on_its_groups_samples():
-    from fedrepro.claims.alone import calibrated_entry
+    from fedrepro.papers.alone import calibrated_entry
 
     build = claim_build("fedadmm_gong", "table3_fedadmm_rounds_alg1")      # Algorithm 1's kinds: not sampled
     cells = runs(build.cells)
@@ -277,7 +277,7 @@ def test_gong_round_count_readings_on_fedadmm_alone_equal_those_on_every_run(tmp
     table3's for the Algorithm 1 twin) the claim's value and verdict are those of the whole experiments."""
     import pandas as pd
 
-    from fedrepro.claims.alone import evaluate_alone
+    from fedrepro.papers.alone import evaluate_alone
     from fedrepro.claims.evaluate import evaluate, load_claims
     from fedrepro.papers.fedadmm_gong.analysis import MLP_TARGETS, TABLE3_COLUMNS
     from fedrepro.papers.registry import checks
@@ -310,7 +310,7 @@ def test_gong_round_count_readings_on_fedadmm_alone_equal_those_on_every_run(tmp
 
 
 def test_a_reading_that_names_its_algorithms_runs_theirs_only():
-    from fedrepro.claims.alone import reading_algorithms
+    from fedrepro.papers.alone import reading_algorithms
 
     q = {"of": {"where": {"algorithm": "drfa_prox"}, "final": "acc_w"},
          "minus": {"where": {"algorithm": ["afl", "erm"]}, "final": "acc_w"}}

@@ -339,7 +339,7 @@ def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q)
 
 def to_markdown(table: pd.DataFrame, title: str, alone: dict | None = None) -> str:
     """``alone``: ``{claim id: (command, bill)}`` of undecided claims, listed after the tables
-    (:func:`fedrepro.claims.alone.undecided_bills`)."""
+    (:func:`fedrepro.papers.alone.undecided_bills`)."""
     lines = [f"# Claims: {title}", ""]
     if table.empty:
         return "\n".join(lines + ["No claims defined.", ""])
@@ -369,7 +369,7 @@ def to_markdown(table: pd.DataFrame, title: str, alone: dict | None = None) -> s
         lines.append("")
     if alone:                  # each undecided claim built alone: its command and its CPU bill
         lines += ["## Undecided claims built alone", "", "Each runs only the cells its reading needs, at the scale "
-                  "that decides it (fedrepro.claims.alone; `python -m fedrepro.claims.bill <paper> <claim>`).", "",
+                  "that decides it (fedrepro.papers.alone; `python -m fedrepro.papers.bill <paper> <claim>`).", "",
                   "| claim | command | bill |", "|---|---|---|"]
         lines += [f"| {c} | `{cmd}` | {cell(b)} |" for c, (cmd, b) in alone.items()] + [""]
     return "\n".join(lines)

@@ -142,9 +142,9 @@ def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dic
 
 def undecided_alone(table, paper: str, root: str | Path | None = None) -> dict:
     """``{claim id: (command, bill)}`` of the table's undecided (or incomplete) claims built alone
-    (:func:`fedrepro.claims.alone.undecided_bills`), for claims.md."""
+    (:func:`fedrepro.papers.alone.undecided_bills`), for claims.md."""
     from fedrepro.claims import verdicts
-    from fedrepro.claims.alone import undecided_bills
+    from fedrepro.papers.alone import undecided_bills
 
     open_ = {verdicts.UNDECIDED, verdicts.INCOMPLETE}
     ids = [c for c, v in zip(table["claim"], table["verdict"]) if v in open_] if not table.empty else []

@@ -1,4 +1,4 @@
-# One claim built alone (`--config claim=<paper>/<id>`, fedrepro.claims.alone): the claim's cells run through
+# One claim built alone (`--config claim=<paper>/<id>`, fedrepro.papers.alone): the claim's cells run through
 # rule run_cells as in any build (same jobs, resources and SLURM profile); their aggregates go to
 # results/<paper>/claims/<id>/<experiment>(.summary).parquet and the claim's verdict to results/<paper>/claims/<id>.md.
 # Without `claim` these rules do not exist (the normal build's DAG is unchanged).
@@ -28,7 +28,7 @@ if CLAIM is not None:
                         if (wc.paper, e) not in SKIPPED for s in (".parquet", ".summary.parquet")],
             definitions=[os.path.join(workflow.basedir, p) for p in (
                 f"fedrepro/papers/{CLAIM.paper}/claims.yaml", f"fedrepro/papers/{CLAIM.paper}/claims.py",
-                "fedrepro/claims/alone.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py")
+                "fedrepro/papers/alone.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py")
                 if os.path.exists(os.path.join(workflow.basedir, p))],
         output:
             parquet="results/{paper}/claims/{claim}.parquet",

@@ -39,7 +39,7 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
         validate_claims(_claims, _paper, papers.checks(_paper, workflow.basedir) if _claims else {}, experiments=set(_exps),
                         scales=SCALES)
 
-# Claim mode (`--config claim=<paper>/<id>`, fedrepro.claims.alone): the build runs only the cells that claim's
+# Claim mode (`--config claim=<paper>/<id>`, fedrepro.papers.alone): the build runs only the cells that claim's
 # reading needs, at the scale that decides it (a scale given with --config or --configfile wins), and writes
 # results/<paper>/claims/<id>.md (workflow/rules/claim_alone.smk); the normal build's results are not touched.
 CLAIM = None
@@ -58,7 +58,7 @@ def given_scale():
 
 
 if config.get("claim"):
-    from fedrepro.claims.alone import build_from_config
+    from fedrepro.papers.alone import build_from_config
 
     CLAIM = build_from_config(config, given_scale=given_scale(), root=workflow.basedir)
     config["scale"] = CLAIM.scale

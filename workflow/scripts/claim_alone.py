@@ -1,11 +1,11 @@
-"""Rule claim_alone: the verdict of one claim built alone (fedrepro.claims.alone) from its target's aggregates."""
+"""Rule claim_alone: the verdict of one claim built alone (fedrepro.papers.alone) from its target's aggregates."""
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
-from fedrepro.claims.alone import build_from_config, evaluate_alone  # noqa: E402
+from fedrepro.papers.alone import build_from_config, evaluate_alone  # noqa: E402
 from fedrepro.experiments.results import provenance, write_parquet, write_text_atomic  # noqa: E402
 
 with logged(snakemake):  # noqa: F821  (injected by Snakemake)

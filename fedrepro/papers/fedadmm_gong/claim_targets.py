@@ -1,4 +1,4 @@
-"""Claims of fedadmm_gong built alone (:mod:`fedrepro.claims.alone`): the cells each reading needs, no more.
+"""Claims of fedadmm_gong built alone (:mod:`fedrepro.papers.alone`): the cells each reading needs, no more.
 
 FedADMM's round counts (Table III's FedADMM row, Table IV, Table V's FedADMM row, and their Algorithm 1 twins) are
 read from FedADMM's runs only (``check: table3_fedadmm_rounds_paper`` / ``table4_rounds_paper`` /
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from fedrepro.claims.alone import ClaimTarget
+from fedrepro.papers.alone import ClaimTarget
 from fedrepro.core.params import ConfigError
 from fedrepro.papers.fedadmm_gong.analysis import (PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, TABLE3_COLUMNS,
                                                    _resolved_model, model_family)

@@ -25,7 +25,7 @@ The bill (:func:`bill`) sums the cells' CPU seconds: the measured paper-scale bi
 model) where the cell's kind is there, else (paper scale) a work model calibrated here on the bill's samples of the
 cell's calibration group, as the bill's script calibrates, else the work model (:func:`fedrepro.experiments.resources.modelled_cell_seconds`),
 each cell at its round cap (an upper bound when a stop rule may end it earlier); cells that copy an earlier
-experiment's run cost nothing. ``python -m fedrepro.claims.bill <paper> <claim>`` prints it.
+experiment's run cost nothing. ``python -m fedrepro.papers.bill <paper> <claim>`` prints it.
 """
 from __future__ import annotations
 

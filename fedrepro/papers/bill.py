@@ -1,6 +1,6 @@
-"""The CPU bill of a claim built alone (:mod:`fedrepro.claims.alone`)::
+"""The CPU bill of a claim built alone (:mod:`fedrepro.papers.alone`)::
 
-    python -m fedrepro.claims.bill fedadmm_gong table3_fedadmm_rounds [--scale paper] [--cells]
+    python -m fedrepro.papers.bill fedadmm_gong table3_fedadmm_rounds [--scale paper] [--cells]
 
 prints the command that builds the claim alone, its runs and their CPU-hours (the measured paper-scale bill,
 ``benchmarks/results/paper_bill.json``, where a cell's kind is there, else the work model; each cell at its round
@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fedrepro.claims.alone import bill, bill_text, cell_cost, claim_build, runs
+from fedrepro.papers.alone import bill, bill_text, cell_cost, claim_build, runs
 from fedrepro.core.params import ConfigError
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fedrepro.claims.bill", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m fedrepro.papers.bill", description=__doc__.splitlines()[0])
     ap.add_argument("paper")
     ap.add_argument("claims", nargs="+", metavar="claim", help="claim ids of the paper's claims.yaml")
     ap.add_argument("--scale", default=None, help="default: the cheapest scale the claim's testable_at names")
