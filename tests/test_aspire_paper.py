@@ -175,7 +175,7 @@ def test_table3_claims_are_decided_across_the_sweep_of_unstated_parameters():
     # without sweep runs the default decides, and says it was not swept
     alone = check(_t3(), {})
     assert isinstance(alone, Outcome) and "not swept" in alone.detail
-    with pytest.raises(ValueError, match="SWEEP_LABELS"):
+    with pytest.raises(ValueError, match="not in the sweep's labels"):
         check({**_t3(), "sweep3_scma": _sweep("sweep3_scma", {"rho1=9": fam})}, {})
 
 
@@ -364,7 +364,7 @@ def test_fig4_and_fig5_statements_are_decided_across_the_sweep():
     # runs of a method the figure does not sweep, or an unknown setting, are refused
     with pytest.raises(ValueError, match="does not sweep"):
         claims.fig_settings({"fig4_scma": good, "sweep_fig4_scma": _swept("sweep_fig4_scma", {"rho1=2": good})}, "fig4")
-    with pytest.raises(ValueError, match="SWEEP_LABELS"):
+    with pytest.raises(ValueError, match="not in the sweep's labels"):
         claims.fig_settings({"fig4_scma": good, "sweep_fig4_scma": _swept("sweep_fig4_scma", {"rho1=9": swept(good)})},
                             "fig4")
 

@@ -597,6 +597,44 @@ def decided_across(paper: str, check: str, settings, components: Callable, name:
     return across(paper, check, got, name=name)
 
 
+def swept(default, sweep, labels: Mapping, default_label: str, where: str = "", groups=None) -> list:
+    """``[(label, frame, parameter)]`` of a sweep of unstated parameters: ``default`` (the reference setting),
+    then per entry ``label -> (shown, parameter)`` of ``labels`` that ``sweep``'s ``setting`` column holds,
+    ``default`` with that setting's runs substituted (:func:`substitute`: the swept methods' runs replace
+    theirs, the others are shared, paired by seed). A setting not in ``labels``, or (``groups``) runs of a
+    method the sweep does not vary, is an error naming ``where``."""
+    out = [(default_label, default, None)]
+    if sweep is None or sweep.empty:
+        return out
+    unknown = sorted(set(sweep["setting"]) - set(labels))
+    stray = sorted(set(sweep["algorithm"]) - set(groups)) if groups is not None else []
+    if unknown or stray:
+        raise ValueError(f"{where}: settings {unknown} not in the sweep's labels {sorted(labels)}" if unknown else
+                         f"{where}: runs of {stray}, which it does not sweep ({list(groups)})")
+    subs = ((shown, select(sweep, setting=label), par) for label, (shown, par) in labels.items())
+    return out + [(shown, substitute(default, sub), par) for shown, sub, par in subs if not sub.empty]
+
+
+def across_values(paper: str, check: str, settings, value: Callable, name: str):
+    """:func:`decided_across` for a check whose value at one setting comes from another check (``value(frame)``:
+    Replicates, an Outcome, a NotTestable or None): a setting it cannot decide makes the answer a NotTestable
+    naming that setting; a reference alone is its own value, marked "not swept"."""
+    from fedrepro.claims.evaluate import NotTestable, Outcome
+
+    if len(settings) == 1:
+        out = value(settings[0][1])
+        if isinstance(out, Outcome):
+            return Outcome(out.value, why=out.why, detail=(out.detail + "; " if out.detail else "") + "not swept")
+        return out if out is None or isinstance(out, NotTestable) else Outcome(out, detail="not swept")
+    comps = []
+    for label, frame, par in settings:
+        out = value(frame)
+        if isinstance(out, NotTestable):       # a setting this build cannot decide: which one, and why
+            return NotTestable(f"at {label}: {out.reason}")
+        comps.append((label, out.value if isinstance(out, Outcome) else out, par))
+    return decided_across(paper, check, comps, lambda c: c, name)
+
+
 def times_to_target(df: pd.DataFrame, metric: str, among: str = "algorithm", x: str = "virtual_time",
                     by: str = "seed") -> pd.DataFrame:
     """Per replicate, a common target = the worst final ``metric`` of the groups of ``among`` (the largest:
@@ -925,7 +963,7 @@ def read_across(paper: str, check: str, frames, summaries, reading: Mapping, swe
 
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "measure", "quantity", "compile_reading",
-           "lowest_share", "lowest_margin", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across",
+           "lowest_share", "lowest_margin", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across", "swept", "across_values",
            "times_to_target", "mean_of", "explain", "outcome", "outcome_of", "against_paper",
            "trend", "value_at_each", "stats_table", "per_instance", "lowest_any", "trends", "informative", "gaps",
            "stays_from",

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.claims.query import (MEASURE_KINDS, advantages, column, compile_reading, decided_across, fixed, select,
-                                   substitute, times_to_target)
+from fedrepro.claims.query import (MEASURE_KINDS, across_values, advantages, column, compile_reading, decided_across,
+                                   fixed, select, swept, times_to_target)
 from fedrepro.papers.aspire.analysis import METHODS, PAPER_TABLE3, finals, frames_of, individual_best, param
 
 NAMES = {"acc_w": "Acc_w", "loss_w": "Loss_w", "acc_std": "Std", "attack_success": "success rate"}
@@ -61,16 +61,9 @@ def sweep_settings(frames, table: str):
     ds, df = _one(frames, table)
     if df is None:
         return None, []
-    fin, sw = finals(df), frames.get(f"sweep{table[-1]}_{ds}")
-    out = [(DEFAULT_LABEL, fin, None)]
-    if sw is None or sw.empty:
-        return ds, out
-    sfin = finals(sw)
-    unknown = sorted(set(sfin["setting"]) - set(SWEEP_LABELS))
-    if unknown:
-        raise ValueError(f"sweep{table[-1]}_{ds}: settings {unknown} are not in SWEEP_LABELS {sorted(SWEEP_LABELS)}")
-    subs = ((shown, select(sfin, setting=label), par) for label, (shown, par) in SWEEP_LABELS.items())
-    return ds, out + [(shown, substitute(fin, sub), par) for shown, sub, par in subs if not sub.empty]
+    sw = frames.get(f"sweep{table[-1]}_{ds}")
+    return ds, swept(finals(df), None if sw is None or sw.empty else finals(sw), SWEEP_LABELS, DEFAULT_LABEL,
+                     f"sweep{table[-1]}_{ds}")
 
 
 def _advantages(rule: str):
@@ -109,42 +102,18 @@ def fig_settings(frames, figure: str):
         exp = f"{figure}_{ds}"
     if df is None or df.empty:
         return None, []
-    out, sw = [(DEFAULT_LABEL, {exp: df}, None)], frames.get(f"sweep_{exp}")
-    if sw is None or sw.empty:
-        return exp, out
-    unknown = sorted(set(sw["setting"]) - set(SWEEP_LABELS))
-    stray = sorted(set(sw["algorithm"]) - set(FIG_SWEPT[figure]))
-    if unknown or stray:
-        raise ValueError(f"sweep_{exp}: settings {unknown} not in SWEEP_LABELS {sorted(SWEEP_LABELS)}" if unknown else
-                         f"sweep_{exp}: runs of {stray}, which {figure} does not sweep ({list(FIG_SWEPT[figure])})")
-    subs = ((shown, select(sw, setting=label), par) for label, (shown, par) in SWEEP_LABELS.items())
-    return exp, out + [(shown, {exp: substitute(df, sub)}, par) for shown, sub, par in subs if not sub.empty]
+    got = swept(df, frames.get(f"sweep_{exp}"), SWEEP_LABELS, DEFAULT_LABEL, f"sweep_{exp}", FIG_SWEPT[figure])
+    return exp, [(label, {exp: f}, par) for label, f, par in got]
 
 
 def _across_fig(rule: str, inner, uses=()):
     """The check ``rule``: ``inner(frames, summaries, **args)`` at the figure's default runs and at every setting
-    of its sweep (:func:`fig_settings`), decided across them (:func:`~fedrepro.claims.query.decided_across`; a
-    setting ``inner`` cannot decide makes the check NotTestable, naming the setting); without sweep runs,
-    ``inner``'s own value at the default, marked "not swept". ``uses``: the functions of the
-    query layer ``inner`` calls, held as a default of the check so that a registered reading's fingerprint covers
-    them as it did when ``inner`` was the check (:func:`fedrepro.claims.registration.fingerprint`)."""
+    of its sweep (:func:`fig_settings`), decided across them (:func:`~fedrepro.claims.query.across_values`).
+    ``uses``: the query functions ``inner`` calls, held as a default so that the fingerprint covers them."""
     def check(frames, summaries, figure: str, _uses=tuple(uses), **args):
         exp, got = fig_settings(frames, figure)
-        if not got:
-            return None
-        if len(got) == 1:
-            out = inner(got[0][1], summaries, **args)
-            if isinstance(out, Outcome):
-                return Outcome(out.value, why=out.why, detail=(out.detail + "; " if out.detail else "") + "not swept")
-            return out if out is None or isinstance(out, NotTestable) else Outcome(out, detail="not swept")
-
-        comps = []
-        for label, fr, par in got:
-            out = inner(fr, summaries, **args)
-            if isinstance(out, NotTestable):       # a setting this build cannot decide: which one, and why
-                return NotTestable(f"at {label}: {out.reason}")
-            comps.append((label, out.value if isinstance(out, Outcome) else out, par))
-        return decided_across("aspire", rule, comps, lambda c: c, SWEEP_NAME)
+        return across_values("aspire", rule, got, lambda fr: inner(fr, summaries, **args), SWEEP_NAME) if got \
+            else None
     check.__name__ = check.__qualname__ = rule
     return check
 
