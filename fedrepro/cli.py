@@ -260,6 +260,15 @@ def cmd_list(args) -> int:
     from fedrepro.sim.privacy import MECHANISMS
     from fedrepro.sim.stopping import STOP_RULES
 
+    if args.params is not None:
+        from fedrepro.experiments.reference import entry_text, lookup, reference
+        try:
+            entries = lookup(args.params) if args.params else reference()
+        except ValueError as e:
+            print(f"fedrepro list --params: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(entry_text(e) for e in entries), end="")
+        return 0
     print("papers:       " + ", ".join(PAPERS) + "  (snakemake -j N <paper>)")
     print("algorithms:   " + ", ".join(algorithm_names()))
     print("problems:     " + ", ".join(problem_names()) + f"  (CLI --problem: {', '.join(cli_problems())})")
@@ -315,6 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=cmd_run)
     lst = sub.add_parser("list", help="algorithms, problems, datasets, partitioners ...")
+    lst.add_argument("--params", nargs="?", const="", default=None, metavar="NAME",
+                     help="the parameters of NAME (an algorithm, problem, partition, attack, mechanism, aggregator, "
+                          "stop rule or metric) with types, allowed values and defaults; without NAME, of all "
+                          "(docs/parameters.md)")
     lst.set_defaults(func=cmd_list)
     return parser
 

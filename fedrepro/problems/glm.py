@@ -768,7 +768,7 @@ def build_linreg(spec: dict, seed: int, data_dir=None, **kwargs) -> LinearModelP
     if loss == "logistic":
         from fedrepro.problems.user_data import binary_labels
 
-        y = binary_labels(y, spec.get("data", "problem.y"))
+        y = binary_labels(y, spec["data"] if "data" in spec else "problem.y")
     weights = spec.get("weights")
     if isinstance(weights, str):
         if weights != "ones":

@@ -247,8 +247,11 @@ def _build_gaussian(spec: dict) -> GaussianDP:
 
 def _build_clip(spec: dict) -> GaussianDP:
     params = {k: v for k, v in (spec or {}).items() if k != "name"}
-    validate_params("mechanism clip", params, {"clip": [POSITIVE]})
+    validate_params("mechanism clip", params, _build_clip.constraints)
     return GaussianDP(clip=params.get("clip", 1.0), noise_multiplier=0.0)
+
+
+_build_clip.constraints = {"clip": [POSITIVE]}      # the keys a clip block accepts (read by the reference)
 
 
 def _build_laplace_epm(spec: dict) -> LaplaceEPM:
