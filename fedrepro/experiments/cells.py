@@ -251,6 +251,17 @@ def _check_metrics(cell: dict, cls) -> None:
                          f"allowed: {', '.join(cls.METRIC_CATALOGUE)} (<j>: a worker index)")
 
 
+def _assign(cell: dict, key: str, value, alg_name: str) -> None:
+    """Set a swept ``key`` on ``cell``: a run setting (RUN_KEYS), the algorithm's own parameter
+    (``<alg_name>.<param>``), or a dotted path into the cell (``problem.partition.alpha``)."""
+    if key in RUN_KEYS:
+        cell[key] = value
+    elif key.split(".")[0] == alg_name:
+        cell["params"][key.split(".", 1)[1]] = value
+    else:
+        _set_dotted(cell, key, value)
+
+
 def _get_dotted(block: dict, key: str, own: str | None = None):
     """The block's own value of grid key ``key`` (``(True, value)``), or ``(False, None)`` when the block
     does not set it: a run setting, ``<spec>.<path>`` or ``<own algorithm>.<param>``."""
@@ -276,13 +287,7 @@ def _check_shadowed(cell: dict, block: dict, keys: list[str], alg_name: str, che
         if not present or isinstance(value, list):
             continue
         shadow = copy.deepcopy(cell)
-        head = key.split(".")[0]
-        if key in RUN_KEYS:
-            shadow[key] = value
-        elif head == alg_name:
-            shadow["params"][key.split(".", 1)[1]] = value
-        else:
-            _set_dotted(shadow, key, value)
+        _assign(shadow, key, value, alg_name)
         try:
             check_cell(shadow, checked)
         except ConfigError as err:
@@ -411,15 +416,9 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                 }
                 columns, shared = ({"setting": setting}, {"setting": setting}) if setting is not None else ({}, {})
                 for key, value in zip(keys, point):
-                    head = key.split(".")[0]
-                    if key in RUN_KEYS:
-                        cell[key] = value
-                    elif head == alg_name:
-                        cell["params"][key.split(".", 1)[1]] = value
-                    else:
-                        _set_dotted(cell, key, value)
+                    _assign(cell, key, value, alg_name)
                     columns[column_name(key)] = value
-                    if head != alg_name:
+                    if key.split(".")[0] != alg_name:
                         shared[key] = value
                 _cell_datasets(cell, block, paper, exp_id)
                 for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds),

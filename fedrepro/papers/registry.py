@@ -107,13 +107,14 @@ def id_pattern(outputs: dict, kind: str) -> str:
 def look_alpha(config: dict | None) -> float:
     """The level a build decides at: 0.05, or the level of this look of a verify build in two looks
     (config ``verify: {look, alpha_per_look}``, :mod:`fedrepro.claims.plan`)."""
+    from fedrepro.claims.plan import ALPHA_PER_LOOK
     from fedrepro.claims.verdicts import ALPHA
 
     v = (config or {}).get("verify") or {}
     look = int(v.get("look", 0) or 0)
     if look == 0:
         return ALPHA
-    return float(list(v.get("alpha_per_look", (0.025, 0.025)))[look - 1])
+    return float(list(v.get("alpha_per_look", ALPHA_PER_LOOK))[look - 1])
 
 
 def evaluate_paper(paper: str, results_dir: str | Path = "results", skipped: dict | None = None,
