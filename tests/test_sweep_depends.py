@@ -76,3 +76,16 @@ def test_depends_is_counted_apart_in_claims_md_and_the_status_block(tmp_path):
     row = status_table(tmp_path).set_index("paper").loc["toy"]
     assert (row["holds"], row["depends"], row["undecided"], row["statements"]) == (1, 1, 1, 3)
     assert list(status_table(tmp_path).columns[:4]) == ["paper", "holds", "fails", "depends"]
+
+
+def test_a_sweep_inside_a_check_decides_at_the_engines_level():
+    """A verify look evaluates at 0.025: the sweep's values are decided there too, not at 0.05 (six
+    replicates decide at 95% but not at 97.5%, which needs seven)."""
+    def check(frames, summaries):
+        return sweep.across("toy", "gain", [("default", POS), ("ρ1 = 2", NEG)], name="ρ1")
+
+    at_95 = evaluate([CLAIM], {"gain": check}, {}, {}, paper="toy").iloc[0]
+    at_975 = evaluate([CLAIM], {"gain": check}, {}, {}, paper="toy", alpha=0.025).iloc[0]
+    assert at_95["verdict"] == "depends"
+    assert at_975["verdict"] == "undecided" and at_975["why"].startswith("undecided at default, ρ1 = 2")
+    assert sweep.level() == 0.05   # restored after the evaluation

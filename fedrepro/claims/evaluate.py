@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from fedrepro.experiments.cells import paper_file, read_yaml
-from fedrepro.claims.verdicts import (ALPHA, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
+from fedrepro.claims.verdicts import (ALPHA, at_level, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
                                       Decision,
                                       Replicates, accepted_range, decide)
 
@@ -274,8 +274,9 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         name = check_name(claim)
         if name not in checks:
             raise ValueError(f"claim {claim['id']!r}: check {name!r} is not defined in fedrepro/papers/{paper}/claims.py")
-        value = checks[name]({e: frames[e] for e in needed},
-                             {k: v for k, v in summaries.items() if k.split(".")[0] in needed}, **(claim.get("args") or {}))
+        with at_level(alpha):   # a check deciding inside itself (a sweep) decides at this level
+            value = checks[name]({e: frames[e] for e in needed},
+                                 {k: v for k, v in summaries.items() if k.split(".")[0] in needed}, **(claim.get("args") or {}))
         why, detail = "", ""
         if isinstance(value, Outcome):
             value, why, detail = value.value, value.why, value.detail

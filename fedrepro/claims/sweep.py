@@ -17,7 +17,7 @@ check's :class:`~fedrepro.claims.verdicts.Replicates` at that value (a list: all
 ``parameter`` names what the setting changes (None: the reference setting, which belongs to every
 parameter's one-at-a-time sweep). Each value is decided with the claim's own ``compare``,
 ``paper_value`` and ``tolerance`` (read from the paper's claims file by check name), at the same
-family-wise level as a single decision. ``side`` settings are shown beside, not decided on (the
+family-wise level as a single decision (the engine's level: 0.025 in a verify look). ``side`` settings are shown beside, not decided on (the
 sensitivity to a *stated* parameter).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import functools
 
 from fedrepro.claims.evaluate import Depends, NotTestable, Outcome
 from fedrepro.experiments.cells import paper_file
-from fedrepro.claims.verdicts import FAILS, HOLDS, UNDECIDED, decide
+from fedrepro.claims.verdicts import FAILS, HOLDS, UNDECIDED, decide, level
 
 _DECISION_KEYS = ("paper_value", "compare", "tolerance")
 
@@ -51,9 +51,10 @@ def claims_by_check(paper: str) -> dict:
 
 
 def decide_as(paper: str, check: str, comps):
-    """The decision of ``comps`` under the rule of ``paper``'s claims using ``check``."""
+    """The decision of ``comps`` under the rule of ``paper``'s claims using ``check``, at the level of the
+    evaluation in progress (a verify look decides its sweep values at the look's level)."""
     c = claims_by_check(paper)[check]
-    return decide(comps, c.get("paper_value"), c["compare"], c.get("tolerance"))
+    return decide(comps, c.get("paper_value"), c["compare"], c.get("tolerance"), level())
 
 
 def describe(d) -> str:

@@ -44,6 +44,8 @@ side of it.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 from dataclasses import dataclass, field
@@ -98,6 +100,25 @@ HOLDS, FAILS, UNDECIDED, UNAVAILABLE = "holds", "fails", "undecided", "unavailab
 # from the results (the claim is never decided on a subset, fedrepro.claims.evaluate).
 DEPENDS, INCOMPLETE = "depends", "incomplete"
 VERDICTS = (HOLDS, FAILS, DEPENDS, UNDECIDED, INCOMPLETE, UNAVAILABLE)
+
+# The level of the evaluation in progress: a check that decides inside itself (a sweep's values,
+# fedrepro.claims.sweep) decides at the level the engine was given (a verify look's 0.025), not at ALPHA.
+_LEVEL: contextvars.ContextVar = contextvars.ContextVar("fedrepro_claims_alpha", default=ALPHA)
+
+
+@contextlib.contextmanager
+def at_level(alpha: float):
+    """Within the block, :func:`level` is ``alpha`` (the engine sets it around each check)."""
+    token = _LEVEL.set(alpha)
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
+
+
+def level() -> float:
+    """The level of the evaluation in progress (:data:`ALPHA` outside one)."""
+    return _LEVEL.get()
 COMPARES = ("lt", "gt", "le", "ge", "approx", "rel", "band", "true")
 MAX_REPLICATES = 100_000
 
