@@ -209,6 +209,41 @@ def test_timing_pass_repeats_every_cell_interleaved(tmp_path):
     assert first[0] != first[1]                      # the first method of a setting rotates
 
 
+def test_a_timing_pass_after_more_seeds_times_only_the_new_cells(tmp_path):
+    """A verify build's second look adds seeds: its timing pass reuses the repetitions the first pass of the
+    same commit measured (identical rows) and times only the new cells; another commit re-times everything."""
+    import os
+
+    import pandas as pd
+    import yaml
+
+    def build(seeds, commit):
+        config = tmp_path / f"timed{seeds}.yaml"
+        config.write_text(yaml.safe_dump({
+            "papers": [],
+            "experiments": {"timed": {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
+                                      "algorithms": {"fedadmm": {}}, "seeds": seeds, "max_rounds": 4, "k0": 2,
+                                      "rho": 0.5, "stop": {"rule": "none"},
+                                      "scales": {"quick": {"timing_repeats": 2}}}}}))
+        res = subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path / "w"), "--configfile",
+                              str(config), "-j", "1", "results/custom/timed.timing.parquet"],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "FEDREPRO_GIT_COMMIT": commit})
+        assert res.returncode == 0, res.stderr[-3000:]
+        log = (tmp_path / "w/logs/timing/custom/timed.log").read_text()
+        return pd.read_parquet(tmp_path / "w/results/custom/timed.timing.parquet"), log
+
+    first, _ = build(2, "a" * 40)
+    second, log = build(3, "a" * 40)
+    assert len(first) == 4 and len(second) == 6
+    assert "repetition 1/2: 1 runs timed, 2 reused" in log and "repetition 2/2: 1 runs timed, 2 reused" in log
+    key = ["cell", "repeat"]
+    kept = second.merge(first, on=key, suffixes=("", "_first"))
+    assert len(kept) == 4 and (kept["run_cpu_time"] == kept["run_cpu_time_first"]).all()
+    third, log = build(4, "b" * 40)                  # another commit: nothing reused
+    assert len(third) == 8 and "0 reused" in log and "repetition 1/2: 4 runs timed" in log
+
+
 def test_timing_order_rotates_the_methods_of_a_setting():
     from fedrepro.experiments.cells import timing_order
 

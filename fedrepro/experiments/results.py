@@ -204,6 +204,36 @@ def computed_cells(folder: str | Path, exclude: str | Path | None = None) -> dic
     return out
 
 
+def timing_cache(paper: str, experiment: str) -> str:
+    """Where an experiment's timing pass keeps every repetition it measured, outside the rule's output (which
+    Snakemake removes before the job): a later pass of the same commit reuses them (:func:`timed_repetitions`).
+    In a subfolder, so that :func:`computed_cells` never takes it for runs."""
+    return f"results/cells/{paper}/{experiment}/timing/repetitions.parquet"
+
+
+def timed_repetitions(cache: str | Path, cells: list[dict], repeats: int, record: dict) -> dict:
+    """``{(cell id, repetition): row}`` of the repetitions an earlier timing pass measured that this one
+    needs: a cell still in the experiment and a repetition below ``repeats``. Only from a pass of the same
+    clean commit on the same CPU (``record``: this pass's :func:`provenance`); otherwise nothing, and every
+    repetition is timed again. A verify build's second look, which adds seeds, then times only the new
+    cells (their cost is what its plan counted), not the whole experiment again."""
+    cache = Path(cache)
+    if not cache.exists():
+        return {}
+    try:
+        meta = read_metadata(cache)
+        old = pd.read_parquet(cache)
+    except Exception:  # noqa: BLE001 - an unreadable cache is no source of timings
+        return {}
+    commit = str(record.get("git_commit", "unknown"))
+    if (commit == "unknown" or commit.endswith("-dirty") or meta.get("git_commit") != commit
+            or meta.get("cpu") != record.get("cpu")):
+        return {}
+    wanted = {c["cell"] for c in cells}
+    return {(row["cell"], int(row["repeat"])): row for row in old.to_dict("records")
+            if row["cell"] in wanted and int(row["repeat"]) < repeats}
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run: its last evaluated round, plus ``reached`` (stopped by its rule)."""
     if df.empty:

@@ -44,6 +44,7 @@ rule timing:
     params:
         cells=lambda wc: cells_of(wc.paper, wc.experiment),
         repeats=lambda wc: TIMING[(wc.paper, wc.experiment)],
+        cache=lambda wc: timing_cache(wc.paper, wc.experiment),
         processed=lambda wc: config["data"]["processed"],
         config_hash=CONFIG_HASH,
     threads: all_local_cores

@@ -14,6 +14,7 @@ from fedrepro.experiments.cells import (all_cells, batches, check_user_data, con
                                         reference_cell, same_runs, timing_repeats, user_data_files)
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
+from fedrepro.experiments.results import timing_cache
 from fedrepro.experiments.report_markdown import provenance_markdown, skipped_markdown
 from fedrepro.papers import registry as papers
 

@@ -4,7 +4,8 @@ Every cell is re-run ``repeats`` times with its own seed (the trace is the one o
 results: rounds and status are checked against its summary), the cells of a setting interleaved
 (:func:`fedrepro.experiments.cells.timing_order`); one row per (cell, repetition) with the run's
 summary columns and ``repeat`` / ``position``. The job holds all of Snakemake's cores so that no
-other job runs beside the timed runs."""
+other job runs beside the timed runs. Repetitions an earlier pass of the same commit measured are reused
+(:func:`fedrepro.experiments.results.timed_repetitions`): a pass after more seeds times the new cells only."""
 import os
 import sys
 
@@ -14,15 +15,20 @@ from _common import logged  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fedrepro.experiments.cells import reference_cell, timing_order  # noqa: E402
-from fedrepro.experiments.results import provenance, summarize, write_parquet  # noqa: E402
+from fedrepro.experiments.results import provenance, summarize, timed_repetitions, write_parquet  # noqa: E402
 from fedrepro.experiments.runner import run_cell  # noqa: E402
 
 with logged(snakemake):  # noqa: F821  (injected by Snakemake)
     cells, repeats = snakemake.params.cells, int(snakemake.params.repeats)
     summary = pd.read_parquet(snakemake.input.summary).set_index("cell")
+    record = provenance(snakemake.params.config_hash, repeats=repeats, cells=[c["cell"] for c in cells])
+    done = timed_repetitions(snakemake.params.cache, cells, repeats, record)
     rows = []
     for r in range(repeats):
         for pos, cell in enumerate(timing_order(cells, r)):
+            if (cell["cell"], r) in done:            # measured by an earlier pass of this commit
+                rows.append(done[(cell["cell"], r)])
+                continue
             ref = reference_cell(cell, cells)
             reference = summary.loc[ref["cell"]].to_dict() | {"cell": ref["cell"]} if ref is not None else None
             row = summarize(run_cell(cell, snakemake.params.processed, reference)).iloc[0].to_dict()
@@ -32,7 +38,8 @@ with logged(snakemake):  # noqa: F821  (injected by Snakemake)
                                    f"the experiment's results {expected['rounds']} ({expected['status']}): the runs "
                                    "are not reproducible; rerun the experiment")
             rows.append({**row, "repeat": r, "position": pos})
-        print(f"repetition {r + 1}/{repeats}: {len(cells)} runs", flush=True)
+        reused = sum((c["cell"], r) in done for c in cells)
+        print(f"repetition {r + 1}/{repeats}: {len(cells) - reused} runs timed, {reused} reused", flush=True)
     out = pd.DataFrame(rows)
-    write_parquet(out, snakemake.output[0], provenance(snakemake.params.config_hash, repeats=repeats,
-                                                       cells=[c["cell"] for c in cells]))
+    write_parquet(out, snakemake.params.cache, record)       # every repetition, for a later pass
+    write_parquet(out, snakemake.output[0], record)
