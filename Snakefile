@@ -16,35 +16,16 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# config.yaml is read by fedrepro's strict reader (a duplicate key or a syntax error names the file,
-# line and column); values given with --config / --configfile keep priority, as with `configfile:`.
-from fedrepro.experiments.cells import (ConfigError as _ConfigError, deep_merge as _deep_merge, read_yaml as _read_yaml,
-                                        yaml12_numbers as _yaml12_numbers)
+# The configuration is read once, strictly, by fedrepro's hook (no `configfile:` directive: Snakemake's
+# loader keeps a duplicate key silently): config.yaml, then each --configfile, then --config, which wins
+# (fedrepro.experiments.config.workflow_config).
+from fedrepro.experiments.config import workflow_config as _workflow_config
 
-try:
-    _file_config = _read_yaml(os.path.join(workflow.basedir, "config.yaml")) or {}
-except _ConfigError as _err:
-    raise _ConfigError(f"config.yaml is invalid: {_err}") from None
-_given = dict(config)                       # what Snakemake read from --configfile and --config
 _settings = getattr(workflow, "config_settings", None)
-if _settings is not None and hasattr(_settings, "config"):
-    # --configfile read again by the strict reader (duplicate keys, syntax, YAML 1.2 numbers), in
-    # order, then --config (its values parsed by Snakemake; YAML 1.2 numbers converted the same way)
-    for _path in workflow.configfiles:
-        try:
-            _file_config = _deep_merge(_file_config, _read_yaml(_path) or {})
-        except _ConfigError as _err:
-            raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
-    _given = _yaml12_numbers(dict(_settings.config))
-else:                                       # another Snakemake API: check the files, keep its merge
-    for _path in workflow.configfiles:
-        try:
-            _read_yaml(_path)
-        except _ConfigError as _err:
-            raise _ConfigError(f"--configfile {_path} is invalid: {_err}") from None
-    _given = _yaml12_numbers(_given)
+# the --config values as Snakemake parsed them (another Snakemake API: its whole merge, which then wins)
+_command_line = _settings.config if _settings is not None and hasattr(_settings, "config") else dict(config)
 config.clear()
-config.update(_deep_merge(_file_config, _given))
+config.update(_workflow_config(workflow.basedir, workflow.configfiles, _command_line))
 
 report: "workflow/report/workflow.rst"
 

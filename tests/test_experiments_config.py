@@ -324,3 +324,20 @@ def test_relabel_replaces_the_labels_and_refuses_a_label_that_hides_a_metric():
     metric = frame.assign(g=[0.1, 0.2])          # a recorded metric named like the swept key
     with pytest.raises(ValueError, match="recorded metric"):
         relabel_run(metric, {**source, "columns": {"g": 0.1}}, {"cell": "c", "experiment": "b", "columns": {}})
+
+
+def test_the_workflow_config_is_read_once_strictly_and_the_command_line_wins(tmp_path):
+    """The Snakefile's hook (fedrepro.experiments.config.workflow_config): config.yaml, then each
+    --configfile in order (strict: a duplicate key names the file), then --config wins."""
+    from fedrepro.experiments.config import workflow_config
+
+    (tmp_path / "config.yaml").write_text("scale: quick\nseed: 1\ndata: {download: false, strict: false}\n")
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("seed: 2\ndata: {download: true}\nverify: {budget_cpu_s: 1e3}\n")
+    cfg = workflow_config(tmp_path, [extra], {"seed": 3, "k": "5e-1"})
+    assert cfg["seed"] == 3 and cfg["scale"] == "quick" and cfg["k"] == 0.5
+    assert cfg["data"] == {"download": True, "strict": False} and cfg["verify"]["budget_cpu_s"] == 1000.0
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("seed: 1\nseed: 2\n")
+    with pytest.raises(ConfigError, match=r"--configfile .*dup.yaml is invalid: .*duplicate key 'seed'"):
+        workflow_config(tmp_path, [dup], {})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from fedrepro.experiments.cells import PAPERS, ConfigError, read_yaml
+from fedrepro.experiments.cells import PAPERS, ConfigError, deep_merge, read_yaml, yaml12_numbers
 
 # Package data (pyproject: package-data); workflow/schemas/config.schema.yaml is a link to it.
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
@@ -166,3 +166,29 @@ def load_config(path: str | Path = "config.yaml", overrides: dict | None = None)
 
     config = deep_merge(read_yaml(path) or {}, overrides or {})
     return validate_config(config, str(path))
+
+
+def workflow_config(basedir: str | Path, configfiles, command_line: dict | None) -> dict:
+    """The build's configuration, read once and strictly: the hook the Snakefile calls instead of a
+    ``configfile:`` directive.
+
+    Snakemake's own loader is not strict (a duplicate key keeps the last value silently; ``1e3`` is a
+    string under YAML 1.1). So the workflow has no ``configfile:``; ``config.yaml`` (in ``basedir``) and
+    every ``--configfile`` are read here, in order, by :func:`fedrepro.experiments.cells.read_yaml` (a
+    duplicate key or a syntax error names the file, line and column; YAML 1.2 numbers), each merged over
+    the one before; then the ``--config`` values (``command_line``: Snakemake's parse of them, its
+    ``workflow.config_settings.config``, numbers converted by the same YAML 1.2 rule) win, as they do
+    with ``configfile:``. (A Snakemake API without ``config_settings`` passes its whole merge as
+    ``command_line``: the files are still checked here, and its values win.)
+    Validation against the schema follows (:func:`validate_config`, in ``workflow/rules/common.smk``)."""
+    try:
+        config = read_yaml(Path(basedir) / "config.yaml") or {}
+    except ConfigError as err:
+        raise ConfigError(f"config.yaml is invalid: {err}") from None
+    for path in configfiles:
+        try:
+            config = deep_merge(config, read_yaml(path) or {})
+        except ConfigError as err:
+            raise ConfigError(f"--configfile {path} is invalid: {err}") from None
+    return deep_merge(config, yaml12_numbers(dict(command_line or {})))
+
