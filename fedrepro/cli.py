@@ -51,18 +51,25 @@ def _kv(pairs, what: str) -> dict:
     return out
 
 
-NPZ_PROBLEMS = {"linreg": {"name": "linreg", "loss": "squared"}, "logreg": {"name": "linreg", "loss": "logistic"},
-                "softmax": {"name": "softmax"}, "neural": {"name": "neural"}}
+def npz_kinds() -> dict:
+    """``{--problem KIND: (registration, UserData)}``: the kinds a registered problem runs on a user's npz
+    (:class:`fedrepro.problems.registry.UserData`)."""
+    from fedrepro.problems.registry import cli_kinds
+
+    return {kind: (spec, form) for kind, (spec, form, options) in cli_kinds().items() if form is not None and not options}
 
 
 def npz_problem_spec(kind: str, path: str | Path, options: dict, default_weights: str | None = None) -> dict:
-    """The ``problem`` block of ``--problem KIND --data PATH`` (built by the registry's builders,
-    :mod:`fedrepro.problems.user_data`). ``default_weights="ones"``: client weights 1 (f = sum_i f_i)
-    unless ``options`` has ``weights``; None: the problem's default (1/m)."""
-    if kind not in NPZ_PROBLEMS:
-        raise SystemExit(f"error: --problem {kind!r} is not allowed; choose one of {sorted(NPZ_PROBLEMS)}")
-    spec = {**NPZ_PROBLEMS[kind], "data": str(path), **options}
-    if default_weights and "weights" not in options and kind in ("linreg", "logreg"):
+    """The ``problem`` block of ``--problem KIND --data PATH`` (the registration's npz form, built by its
+    builder, :mod:`fedrepro.problems.user_data`). ``default_weights="ones"``: client weights 1
+    (f = sum_i f_i) unless ``options`` has ``weights``, for the forms whose weights follow the algorithm;
+    None: the problem's default (1/m)."""
+    kinds = npz_kinds()
+    if kind not in kinds:
+        raise SystemExit(f"error: --problem {kind!r} is not allowed; choose one of {sorted(kinds)}")
+    form = kinds[kind][1]
+    spec = {**form.block, "data": str(path), **options}
+    if default_weights and "weights" not in options and form.weights_follow_algorithm:
         spec["weights"] = default_weights
     return spec
 
@@ -78,33 +85,11 @@ def problem_from_npz(kind: str, path: str | Path, options: dict, default_weights
 
 
 def cli_problems() -> list[str]:
-    """What ``--problem`` accepts: linreg, logreg, softmax, neural and every model name."""
-    from fedrepro.nn import MODELS
+    """What ``--problem`` accepts: every registered problem's npz kinds (linreg, logreg, softmax, neural)
+    and aliases (every model name)."""
+    from fedrepro.problems.registry import cli_kinds
 
-    return ["linreg", "logreg", "softmax", "neural", *sorted(MODELS)]
-
-
-def neural_from_registry(options: dict, seed: int, data_dir: str | Path):
-    """A neural problem on a registry dataset: the processed folder in ``data_dir``, else the raw
-    files from the cache (data/raw) or the mirror (``FEDREPRO_DATA_MIRROR``)."""
-    import os
-
-    from fedrepro.data import Dataset, fetch, load
-    from fedrepro.data.dataset import MANIFEST
-    from fedrepro.data.registry import MIRROR_ENV
-    from fedrepro.problems.neural import build_neural
-
-    spec = {"name": "neural", **options}
-    name = str(spec.get("dataset", "mnist"))
-    path = Path(data_dir) / name
-    try:
-        if (path / MANIFEST).is_file():
-            dataset = Dataset.load(path)
-        else:
-            dataset = load(name, fetch(name, "data/raw", os.environ.get(MIRROR_ENV), download=False))
-        return build_neural(spec, seed, dataset=dataset)
-    except (ValueError, FileNotFoundError, OSError) as err:
-        raise SystemExit(f"error: {err}")
+    return list(cli_kinds())
 
 
 def cli_cell(args, options: dict, default_weights) -> dict:
@@ -191,20 +176,26 @@ def cmd_run(args) -> int:
     options = _kv(args.problem_param, "--problem-param")
     if "weights" in options:
         default_weights = None
-    neural = args.problem not in ("linreg", "logreg", "softmax")
-    if neural:
-        if args.problem != "neural":                   # --problem mlp1 = neural with model=mlp1
-            if options.setdefault("model", args.problem) != args.problem:
-                raise SystemExit(f"error: --problem {args.problem} and --problem-param model={options['model']} "
-                                 "disagree; give one of them")
-            args.problem = "neural"
-        default_weights = None                         # neural: weights "uniform" unless given
-    elif args.data is None:
+    from fedrepro.problems.registry import cli_kinds, resolve
+
+    registration, form, implied = cli_kinds()[args.problem]
+    for key, value in implied.items():                 # --problem mlp1 = neural with model=mlp1
+        if options.setdefault(key, value) != value:
+            raise SystemExit(f"error: --problem {args.problem} and --problem-param {key}={options[key]} "
+                             "disagree; give one of them")
+    if implied:
+        args.problem = registration.name
+    if form is None or not form.weights_follow_algorithm:
+        default_weights = None                         # e.g. neural: weights "uniform" unless given
+    if args.data is None and registration.without_data is None:
         raise SystemExit(f"error: --problem {args.problem} needs --data (npz with X, y, client)")
     cell = cli_cell(args, options, default_weights)
-    prebuilt = None                     # a registry dataset read from the cache / mirror (no --data)
-    if neural and args.data is None:
-        prebuilt = neural_from_registry(options, args.seed, args.data_dir)
+    prebuilt = None                     # e.g. a registry dataset read from the cache / mirror (no --data)
+    if args.data is None:
+        try:
+            prebuilt = resolve(registration.without_data)(options, args.seed, args.data_dir)
+        except (ValueError, FileNotFoundError, OSError) as err:
+            raise SystemExit(f"error: {err}")
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
         run = build_run(cell, data_dir=None, replay=replay, problem=prebuilt,   # the registry builds the npz problem

@@ -2,8 +2,10 @@
 per-worker split travel with it, and every table about datasets is derived from the registrations."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,6 +74,44 @@ def test_no_table_repeats_the_registrations():
                          (worker_data, "_BUILDERS"), (worker_neural, "WORKER_DATASETS"),
                          (worker_neural, "WORKER_MODELS"), (resources, "WORKER_DATA_SIZES")):
         assert not hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def _data_imports() -> dict:
+    """``{module: data modules it imports}`` over :mod:`fedrepro.data`, imports inside functions included."""
+    folder = Path(registry.__file__).parent
+    graph = {}
+    for path in folder.glob("*.py"):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("fedrepro.data"):
+                found |= ({node.module.split(".")[2]} if node.module.count(".") >= 2
+                          else {a.name for a in node.names})
+        graph[path.stem] = found & {p.stem for p in folder.glob("*.py")} - {path.stem}
+    return graph
+
+
+def _circles(graph: dict) -> list:
+    """The modules of ``graph`` that can reach themselves."""
+    def reach(start):
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph.get(m, ()))
+        return seen
+    return sorted(m for m in graph if m in reach(m))
+
+
+def test_the_data_layer_has_no_import_circle():
+    """The spec types and tables (fedrepro.data.spec) import no registration; the registrations
+    (fedrepro.data.registry) import the worker-data builders, which read the tables from the spec module."""
+    graph = _data_imports()
+    assert graph["spec"] == set()
+    assert "registry" not in graph["worker_data"] and "spec" in graph["worker_data"]
+    assert _circles(graph) == []
+    assert _circles({**graph, "worker_data": graph["worker_data"] | {"registry"}}) == ["registry", "worker_data"]
+    assert registry.WORKER_SPLITS is worker_data.WORKER_SPLITS      # one table, re-exported
 
 
 def test_a_dataset_registered_twice_is_an_error(registrations):

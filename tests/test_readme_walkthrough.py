@@ -1,4 +1,4 @@
-"""The README's newcomer walkthrough ("add an algorithm / a dataset / a figure / a claim / a paper") stays true:
+"""The README's newcomer walkthrough ("add an algorithm / a problem / a dataset / a figure / a claim / a paper") stays true:
 every folder, file and registry its table names exists, each row names one folder and one registration inside
 it, and the paper folders are the papers the package knows.
 
@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN, END = "<!-- walkthrough:begin -->", "<!-- walkthrough:end -->"
-KINDS = ("an algorithm", "a dataset", "a figure or table", "a claim", "a paper")
+KINDS = ("an algorithm", "a problem", "a dataset", "a figure or table", "a claim", "a paper")
 REGISTRY = re.compile(r"((?:`\w+`(?: / )?)+) (?:of|in) `([^`]+)`")
 
 

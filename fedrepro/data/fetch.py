@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlparse
 
 import pooch
 
-from fedrepro.data.registry import MIRROR_ENV, DatasetSpec, FileSpec, Source, get_spec
+from fedrepro.data.spec import MIRROR_ENV, DatasetSpec, FileSpec, Source, get_spec
 
 OFFLINE_ENV = "FEDREPRO_OFFLINE"
 DOWNLOADS = ".downloads"

@@ -6,7 +6,7 @@
 for a train and a test split.  :func:`with_backdoor` adds one malicious worker (§4.5).
 
 Worker datasets (``name`` -> processed source), each registered with the dataset it is built
-from (the ``worker_split`` of its :class:`~fedrepro.data.registry.DatasetSpec`: the builder
+from (the ``worker_split`` of its :class:`~fedrepro.data.spec.DatasetSpec`: the builder
 below, stream key, default options, models):
 
 * ``fmnist3`` (``fashion_mnist``): classes T-shirt (0), Pullover (2), Shirt (6) -> workers
@@ -50,6 +50,7 @@ from fedrepro.core.rng import stream
 from fedrepro.data.dataset import MANIFEST, Dataset, processed_path
 from fedrepro.data.loaders import FASHION_CLASSES, window_stats
 from fedrepro.data.partition import location_mix, one_class
+from fedrepro.data.spec import WORKER_SOURCES, WORKER_SPLITS
 
 CACHE_VERSION = 1
 STD_FLOOR = 1e-8
@@ -59,9 +60,7 @@ PERSON_TAGS = ("ANKLE_LEFT", "ANKLE_RIGHT", "CHEST", "BELT")
 
 
 def _worker_split(name: str):
-    """The registered :class:`~fedrepro.data.registry.WorkerSplit` called ``name``."""
-    from fedrepro.data.registry import WORKER_SPLITS     # here: the registry imports this module's builders
-
+    """The registered :class:`~fedrepro.data.spec.WorkerSplit` called ``name``."""
     if name not in WORKER_SPLITS:
         raise ValueError(f"unknown worker dataset {name!r}; allowed: {', '.join(WORKER_SPLITS)}")
     return WORKER_SPLITS[name]
@@ -69,8 +68,6 @@ def _worker_split(name: str):
 
 def _source(name: str) -> str:
     """The processed dataset worker dataset ``name`` is built from."""
-    from fedrepro.data.registry import WORKER_SOURCES
-
     return WORKER_SOURCES[name]
 
 

@@ -480,3 +480,23 @@ def build_neural(spec: dict, seed: int, data_dir=None, dataset=None, **kwargs) -
     parts = partition(rule, labels=ytr, seed=seed, m=int(spec["m"]), **params)
     return NeuralProblem(model, Xtr, ytr, parts, Xte, yte, weights=spec["weights"],
                          eval_batch=spec["eval_batch"], dataset=name)
+
+
+def neural_from_registry(options: dict, seed: int, data_dir) -> NeuralProblem:
+    """A neural problem on a registry dataset without a user npz (``fedrepro run --problem mlp1`` without
+    ``--data``): the processed folder ``<data_dir>/<dataset>``, else the raw files from the cache
+    (data/raw) or the mirror (``FEDREPRO_DATA_MIRROR``)."""
+    import os
+
+    from fedrepro.data import fetch, load
+    from fedrepro.data.dataset import MANIFEST, Dataset
+    from fedrepro.data.spec import MIRROR_ENV
+
+    spec = {"name": "neural", **options}
+    name = str(spec.get("dataset", "mnist"))
+    path = Path(data_dir) / name
+    if (path / MANIFEST).is_file():
+        dataset = Dataset.load(path)
+    else:
+        dataset = load(name, fetch(name, "data/raw", os.environ.get(MIRROR_ENV), download=False))
+    return build_neural(spec, seed, dataset=dataset)
