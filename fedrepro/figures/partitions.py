@@ -83,6 +83,8 @@ def label_distribution_figure(table: pd.DataFrame, title: str | None = None, max
                loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, ncol=1 if len(labels) <= 25 else 2)
     note = "" if len(shown) == total else \
         f" ({len(shown)} of {total} partitions shown: the first seed of each setting)"
+    if labels == ["samples"]:
+        note = " (no class labels: samples per client)" + note
     fig.suptitle(f"{title or 'label counts per client'}{note}", fontsize=10)
     fig.tight_layout()
     return fig
