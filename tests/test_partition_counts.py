@@ -126,11 +126,16 @@ def test_figure_draws_a_bar_per_client_stacked_by_label(tmp_path):
                      for c in range(60) for k in range(3)]
     table = pd.DataFrame(rows).astype({"label": "Int64"})
     fig = label_distribution_figure(table, title="custom/e")
-    axes = [ax for ax in fig.axes if ax.containers]
+    axes = [ax for ax in fig.axes if ax.collections]
     assert len(axes) == 3                                  # first seed of each alpha
     for ax in axes:
-        assert len(ax.containers) == 3                     # one stacked series per label
-        assert all(len(c) == 50 for c in ax.containers)    # the first 50 of 60 clients
+        assert len(ax.collections) == 3                    # one stacked series per label
+        assert all(len(c.get_paths()) == 50 for c in ax.collections)    # a bar each of the first 50 of 60 clients
+        # stacked: label k's bar of a client starts where label k-1's ends
+        ends = [np.array([p.vertices[:, 0].max() for p in c.get_paths()]) for c in ax.collections]
+        starts = [np.array([p.vertices[:, 0].min() for p in c.get_paths()]) for c in ax.collections]
+        np.testing.assert_allclose(starts[1], ends[0])
+        np.testing.assert_allclose(starts[2], ends[1])
         assert "clients 0-49 of 60 shown" in ax.get_title() and "seed 1" in ax.get_title()
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0", "1", "2"]
     assert "3 of 6 partitions shown" in fig._suptitle.get_text()
