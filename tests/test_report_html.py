@@ -122,11 +122,15 @@ def test_skipped_and_provenance_pages_keep_every_row():
 def test_report_registers_only_files_a_browser_shows_inline():
     """Snakemake's report opens HTML, images and PDF inline and everything else as a data: link
     (which Chromium does not open): every report() output must be HTML or PNG."""
-    registered = []
+    registered, folders = [], []
     for path in sorted((ROOT / "workflow/rules").glob("*.smk")):
         registered += re.findall(r'report\(\s*"([^"]+)"', path.read_text())
+        # a folder of files (rule partitions): what the report shows of it is what its patterns match
+        folders += re.findall(r'report\(\s*directory\("([^"]+)"\),\s*patterns=\[([^\]]*)\]', path.read_text())
     assert registered, "no report() outputs found"
     assert [p for p in registered if not p.endswith((".html", ".png"))] == []
+    patterns = [p.strip().strip('"') for _, given in folders for p in given.split(",")]
+    assert folders and patterns and [p for p in patterns if not p.endswith((".html", ".png"))] == []
     for kind in ("claims.html", "{fig}.html", "{fig}.png", "skipped.html", "provenance.html"):
         assert any(p.endswith(kind) for p in registered), kind
 

@@ -89,8 +89,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
     schedule = cell_schedule(cell, algorithm, replay=replay, sampler=sampler)   # before the data are loaded
     if problem is None:
-        problem = build_problem(cell["problem"], cell["seed"], data_dir=data_dir,
-                                **(attack.problem_options() if hasattr(attack, "problem_options") else {}))
+        problem = cell_problem(cell, data_dir, attack)
     if getattr(schedule, "tau", None) is not None:
         schedule.tau = resolve_staleness(cell.get("tau"), problem.m)
     stop = build_stop(cell.get("stop"), problem, reference)
@@ -112,6 +111,20 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
                 problem.m, float(settings["rho"]), int(cell["seed"]), settings["sample_count"]))
         schedule.sampler = recorder
     return Run(problem, algorithm, schedule, kwargs, recorder)
+
+
+def problem_options(attack) -> dict:
+    """What a data-side attack asks of the problem's builder (``backdoor``'s added worker), else {}."""
+    return attack.problem_options() if hasattr(attack, "problem_options") else {}
+
+
+def cell_problem(cell: dict, data_dir: str = "data/processed", attack=None):
+    """The problem of a cell's run, with its data partitioned among the clients: what :func:`build_run`
+    builds (``attack``: the cell's built attack, else built here from ``cell['attack']``). The
+    partition tables (:mod:`fedrepro.experiments.partitions`) are read off this same object."""
+    if attack is None:
+        attack = build_attack(cell.get("attack"))
+    return build_problem(cell["problem"], cell["seed"], data_dir=data_dir, **problem_options(attack))
 
 
 def cell_schedule(cell: dict, algorithm, replay=None, sampler=None):

@@ -65,6 +65,8 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
     for paper, exps in experiments.items():
         ok = [e for e in exps if (paper, e) not in skipped]
         targets = [f"results/{paper}/{e}{s}" for e in ok for s in (".parquet", ".summary.parquet")]
+        if ok:        # per-client label counts of the partitions, and their figures (rule partitions)
+            targets += [f"results/{paper}/partitions.parquet", f"figures/{paper}/partitions"]
         info = {"figures": {}, "tables": {}, "skipped_figures": {}, "claim_experiments": []}
         if paper == "custom":
             targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]

@@ -129,6 +129,15 @@ class FederatedProblem(ABC):
         """Problem-specific metrics of the global model (default none), named in ``extra_metric_names``."""
         return {}
 
+    def label_counts(self) -> tuple:
+        """The clients' training data by class, as the partition left them: ``(labels, counts)``,
+        ``counts[i, k]`` the number of client i's samples of class ``labels[k]`` (an (m, k) int array;
+        the true labels, not what an attack makes a worker train on). A problem whose samples have no
+        class label (least squares) gives ``(None, client_sizes[:, None])``: each client's sample count.
+        Saved per partition in ``results/<paper>/partitions.parquet``
+        (:mod:`fedrepro.experiments.partitions`)."""
+        return None, np.asarray(self.client_sizes, dtype=np.int64).reshape(-1, 1)
+
     def describe(self) -> dict:
         """Facts recorded with every run (sizes, dataset ...)."""
         return {"problem": self.name, "m": int(self.m), "dim": int(self.dim),
@@ -137,6 +146,18 @@ class FederatedProblem(ABC):
     @staticmethod
     def _clients(clients, m):
         return np.arange(m) if clients is None else np.asarray(clients, dtype=np.int64)
+
+
+def client_class_counts(y, parts, n_classes: int) -> tuple:
+    """``(labels 0..n_classes-1, counts (m, n_classes))`` of integer labels ``y`` split by the index
+    arrays ``parts`` (:meth:`FederatedProblem.label_counts` of the classification problems)."""
+    y = np.asarray(y, dtype=np.int64)
+    sizes = np.array([len(p) for p in parts], dtype=np.int64)
+    rows = np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]) if len(parts) else np.zeros(0, np.int64)
+    owner = np.repeat(np.arange(len(parts)), sizes)
+    c = int(n_classes)
+    counts = np.bincount(owner * c + y[rows], minlength=len(parts) * c).reshape(len(parts), c)
+    return np.arange(c, dtype=np.int64), counts.astype(np.int64)
 
 
 def problem_spec(check=None, **constraints):

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from fedrepro.core.params import NONNEGATIVE, POSITIVE_INT, Anything, Options
-from fedrepro.problems.base import FederatedProblem, problem_spec
+from fedrepro.problems.base import FederatedProblem, client_class_counts, problem_spec
 
 _WEIGHTS = [None, Anything("client weights, one per client")]
 
@@ -197,6 +197,8 @@ class LinearModelProblem(FederatedProblem):
                 found = np.unique(y)
                 raise ValueError(f"logistic labels must be in {{0, 1}}; found {len(found)} distinct value(s): "
                                  f"{', '.join(f'{v:g}' for v in found[:10])}{', ...' if len(found) > 10 else ''}")
+            if self.loss == "logistic":     # the partition's label counts (label_counts), before any reordering
+                self._label_counts = client_class_counts(y.astype(np.int64), parts, 2)
             self.sparse = sp.issparse(X)
             if self.sparse:
                 rows = np.concatenate(parts)
@@ -587,6 +589,12 @@ class LinearModelProblem(FederatedProblem):
         res = minimize(fg, np.zeros(self.dim), jac=True, method="L-BFGS-B",
                        options={"maxiter": max_iter, "ftol": 1e-15, "gtol": tol, "maxcor": 30})
         return res.x
+
+    _label_counts = None                # (labels, counts) of a logistic problem; least squares: none
+
+    def label_counts(self) -> tuple:
+        """Logistic: the clients' counts of labels 0 and 1; least squares: each client's sample count."""
+        return self._label_counts if self._label_counts is not None else super().label_counts()
 
     def describe(self) -> dict:
         out = super().describe()

@@ -41,7 +41,7 @@ from fedrepro.core.params import POSITIVE_INT, Anything, Options, validate_param
 from fedrepro.data.registry import NORMALIZATIONS
 from fedrepro.nn import HEADS, INIT_RULES, MODELS, Model, build_model, evaluate
 from fedrepro.nn.heads import get_head
-from fedrepro.problems.base import FederatedProblem, problem_spec
+from fedrepro.problems.base import FederatedProblem, client_class_counts, problem_spec
 
 WEIGHTINGS = ("uniform", "data_size")
 
@@ -313,6 +313,10 @@ class NeuralProblem(FederatedProblem):
             res = evaluate(self.model, w, self.X_test, self.y_test, batch=self.eval_batch)
             out["test_loss"], out["test_accuracy"] = res["loss"], res["accuracy"]
         return {k: v for k, v in out.items() if k in want}
+
+    def label_counts(self) -> tuple:
+        """Each client's counts of the classes 0..n_classes-1 of the model's head (the true labels)."""
+        return client_class_counts(self.y, self.parts, self.n_classes)
 
     def describe(self):
         out = super().describe()

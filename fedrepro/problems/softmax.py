@@ -19,7 +19,7 @@ import numpy as np
 
 from fedrepro.core.kept import Kept
 from fedrepro.core.params import NONNEGATIVE, POSITIVE, POSITIVE_INT, Anything, Boolean, Interval, Real
-from fedrepro.problems.base import FederatedProblem, problem_spec
+from fedrepro.problems.base import FederatedProblem, client_class_counts, problem_spec
 
 # Lipschitz constants the paper uses in the step sizes (16)/(27) (Sec. V), per dataset.
 PAPER_LIPSCHITZ = {"usps": 156.0, "mnist": 295.0, "fashion_mnist": 524.0}
@@ -247,6 +247,11 @@ class SoftmaxProblem(FederatedProblem):
         """Per-worker bound 0.5 max_i ||x_i||^2 + delta (softmax-CE Hessian <= 1/2 ||x||^2)."""
         return np.array([0.5 * np.max(np.einsum("np,np->n", self.X[p], self.X[p])) + self.delta
                          for p in self.parts])
+
+    def label_counts(self) -> tuple:
+        """Each worker's counts of the classes 0..C-1 (the true labels; a label-flipping attack changes
+        what a worker trains on, not its data)."""
+        return client_class_counts(self.y, self.parts, self.C)
 
     def describe(self):
         out = super().describe()

@@ -54,3 +54,30 @@ rule timing:
             resources.cell_runtime_min(c, "paper") for c in cells_of(wc.paper, wc.experiment))),
     script:
         "../scripts/timing.py"
+
+
+# Per-client label counts of every distinct partition of a paper's experiments (fedrepro.experiments.partitions):
+# one job per paper builds each distinct partition's problem once, as the runs build it, and draws one figure
+# per experiment for the report (stacked bars of labels per client, as Flower Datasets' partition plots).
+def partition_cells(paper):
+    return {exp: cells for (p, exp), cells in CELLS.items() if p == paper and (p, exp) not in SKIPPED}
+
+
+rule partitions:
+    input:
+        lambda wc: processed_inputs([c for cells in partition_cells(wc.paper).values() for c in cells]),
+    output:
+        table="results/{paper}/partitions.parquet",
+        figures=report(directory("figures/{paper}/partitions"), patterns=["{name}.png"], category="{paper}",
+                       subcategory="partitions", caption="../report/partitions.rst"),
+    log:
+        "logs/partitions/{paper}.log",
+    params:
+        cells=lambda wc: partition_cells(wc.paper),
+        processed=lambda wc: config["data"]["processed"],
+        config_hash=CONFIG_HASH,
+    resources:
+        mem_mb=lambda wc: max((resources.cell_memory_mb(c) for cells in partition_cells(wc.paper).values()
+                               for c in cells), default=resources.COPY_MEMORY_MB),
+    script:
+        "../scripts/partitions.py"

@@ -78,6 +78,9 @@ EXPERIMENT_IDS = sorted({exp for _, exp in CELLS})
 if "claims" in EXPERIMENT_IDS:
     raise ValueError("an experiment may not be called 'claims': results/<paper>/claims.parquet "
                      "is the claims table; rename the experiment")
+if "partitions" in EXPERIMENT_IDS:
+    raise ValueError("an experiment may not be called 'partitions': results/<paper>/partitions.parquet "
+                     "is the table of per-client label counts; rename the experiment")
 
 wildcard_constraints:
     paper="[a-z_]+",
