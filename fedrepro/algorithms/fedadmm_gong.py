@@ -80,7 +80,9 @@ class FedADMMGong(ProximalSGD):
     """Parameters (spec 003 §3.1, §9; defaults the paper's)
     ----------
     penalty : the paper's penalty rho (0.01; ``rho`` is the run's participation rate). eta : server step
-    (1.0). lr (0.1), momentum (0.5), E, B, random_epochs (E_i ~ U{1..E}, default true): the local solver (:class:`~fedrepro.algorithms.local_epochs.LocalEpochs`).
+    (1.0). lr (0.1), momentum (0.5), E, B, random_epochs (E_i ~ U{1..E}, default true): the local solver
+    (:class:`~fedrepro.algorithms.local_epochs.LocalEpochs`); momentum, random_epochs and aggregation are this
+    class's own defaults (the paper's), not fedprox_sgd's (which are fedavg_sgd's).
     local_init : ``local`` (Option I) | ``global`` (Option II) | ``sequential_shared`` (the early code)
     (spec §9 ``fedadmm.init``).
     client_order : order of training within a round, ``random`` (from the stream ("client_order", r);

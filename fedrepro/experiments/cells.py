@@ -188,13 +188,17 @@ def id_params(algorithm: str, params: dict | None):
     fields = algorithm_class(algorithm).__dataclass_fields__
     out = {}
     for key, value in params.items():
-        if key in legacy["defaults"] and value == legacy["defaults"][key] and type(value) is type(legacy["defaults"][key]):
+        former = legacy["defaults"].get(key, _ABSENT)
+        if value == former and type(value) is type(former):          # given at its former default
             continue
         out[legacy["names"].get(key, key)] = value
     for key in legacy["defaults"]:
         if key not in params:
             out[legacy["names"].get(key, key)] = fields[key].default
     return out
+
+
+_ABSENT = object()
 
 
 def _id_legacy(algorithm: str) -> dict | None:
