@@ -1,6 +1,7 @@
 # fedrepro — regenerate the figures, tables and claims of five federated-learning papers.
 #   snakemake -j 2                      everything at the quick scale (default target `all`)
 #   snakemake -j 2 fedepm               one paper (keys: `fedrepro list`, the folders of fedrepro/papers/)
+#   snakemake -j 2 custom               only the experiments under config.yaml's own `experiments:` (not the papers')
 #   snakemake -j 2 figures/fedepm/fig3.pdf
 #   snakemake -j 2 --config scale=paper       the papers' full sweeps (see README: SLURM profile)
 #   snakemake -j 2 --config data='{download: true}'   download datasets in neither cache nor mirror

@@ -519,16 +519,21 @@ def test_readme_dro_example_expands():
     assert {c["max_rounds"] for c in cells} == {4500, 300}
 
 
-def test_per_algorithm_run_settings_never_take_an_algorithms_own_parameter():
-    from fedrepro.experiments.cells import expand
+def test_per_algorithm_run_settings_are_run_settings_and_fedprox_rho_is_refused():
+    from fedrepro.experiments.cells import ConfigError, expand
 
     block = {"problem": {"name": "neural", "dataset": "mnist", "m": 10}, "rho": 0.1, "max_rounds": 20,
-             "algorithms": {"fedprox_sgd": {"rho": 0.01, "max_rounds": 5}, "fedavg_sgd": {"eval_every": 4}}}
+             "algorithms": {"fedprox_sgd": {"mu": 0.01, "max_rounds": 5}, "fedavg_sgd": {"eval_every": 4, "rho": 0.5}}}
     cells = {c["algorithm"]: c for c in expand("custom", "x", block)}
     prox = cells["fedprox_sgd"]
-    assert prox["params"]["rho"] == 0.01 and prox["rho"] == 0.1          # FedProx's rho, not participation
+    assert prox["params"]["mu"] == 0.01 and prox["rho"] == 0.1          # FedProx's mu; rho the participation
     assert prox["max_rounds"] == 5 and "max_rounds" not in prox["params"]
     assert cells["fedavg_sgd"]["eval_every"] == 4 and cells["fedavg_sgd"]["max_rounds"] == 20
+    assert cells["fedavg_sgd"]["rho"] == 0.5 and "rho" not in cells["fedavg_sgd"]["params"]
+    # FedProx's proximal coefficient under its former name: refused, naming the key and the fix (issue #44)
+    old = {**block, "algorithms": {"fedprox_sgd": {"rho": 0.01}}}
+    with pytest.raises(ConfigError, match=r"x: algorithms\.fedprox_sgd\.rho: .*participation rate.*write mu: 0\.01"):
+        expand("custom", "x", old)
 
 
 def test_the_malicious_workers_weight_claims_read_the_last_workers_final_weight():

@@ -119,7 +119,7 @@ def close(a, b):
                                                       ("sequential_shared", "global", "ascending")])
 def test_fedadmm_matches_algorithm_1_by_hand(init, first_visit, order):
     p = tiny()
-    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", rho=0.5, local_init=init,
+    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", penalty=0.5, local_init=init,
                          first_visit_init=first_visit, **({} if order is None else {"client_order": order}))
     theta, st = drive(alg, p, rounds=4)
     eff = order or ("random" if init == "sequential_shared" else "ascending")
@@ -140,7 +140,7 @@ def test_algorithm_1_as_printed_makes_the_batches_once_and_takes_plain_sgd_steps
     """Lines 17-23 of Algorithm 1: "create batches" once per ClientUpdate, then E_i epochs over them, each
     step w <- w - eta_i (grad + y_i + rho (w - theta)): batches: once, momentum 0 (the *_alg1 twins)."""
     p = tiny(sizes=(7, 9, 8))
-    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, rho=0.5, random_epochs=True,
+    alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, penalty=0.5, random_epochs=True,
                          batches="once")
     theta, st = drive(alg, p, rounds=3)
     ref, W, _ = ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5, once=True)
@@ -150,7 +150,7 @@ def test_algorithm_1_as_printed_makes_the_batches_once_and_takes_plain_sgd_steps
     # the per-epoch reshuffle (the default, PyTorch's shuffling loader) is another run
     assert not np.allclose(theta, ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5)[0])
     # Option II (Fig. 8) runs the same printed lines from the global model theta^t
-    alg2 = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, rho=0.5, random_epochs=True,
+    alg2 = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B=2, penalty=0.5, random_epochs=True,
                           batches="once", local_init="global")
     ref2 = ref_fedadmm(p, 3, lr=0.1, mu=0.0, E=3, B=2, rho=lambda t: 0.5, init="global", once=True)[0]
     close(drive(alg2, p, rounds=3)[0], ref2)
@@ -164,8 +164,8 @@ def test_early_code_client_order_is_its_own_random_stream():
     differs from ascending order, is the same for the same seed, changes with the seed, leaves the
     selection unchanged, and the uploads/steps/epochs come back in the selected set's order."""
     p = tiny(sizes=(5, 6, 7, 8, 9, 10))
-    alg = make_algorithm("fedadmm_gong", E=3, B=4, rho=0.5, local_init="sequential_shared")
-    asc = make_algorithm("fedadmm_gong", E=3, B=4, rho=0.5, local_init="sequential_shared", client_order="ascending")
+    alg = make_algorithm("fedadmm_gong", E=3, B=4, penalty=0.5, local_init="sequential_shared")
+    asc = make_algorithm("fedadmm_gong", E=3, B=4, penalty=0.5, local_init="sequential_shared", client_order="ascending")
     assert alg.order == "random" and asc.order == "ascending"
     assert make_algorithm("fedadmm_gong").order == "ascending"
     orders = []
@@ -214,7 +214,7 @@ def test_early_code_fixed_epochs_option():
 def test_fedadmm_minibatches_momentum_and_schedules_by_hand():
     """B < n_i (shuffled minibatches, last partial batch kept), rho and eta switching at round 2."""
     p = tiny()
-    alg = make_algorithm("fedadmm_gong", lr=0.05, momentum=0.5, E=2, B=4, rho=0.2, rho_2=1.5, rho_switch=2,
+    alg = make_algorithm("fedadmm_gong", lr=0.05, momentum=0.5, E=2, B=4, penalty=0.2, rho_2=1.5, rho_switch=2,
                          eta=1.0, eta_2=0.5, eta_switch=2)
     theta, _ = drive(alg, p, rounds=4)
     sched = lambda a, b: (lambda t: a if t < 2 else b)           # noqa: E731
@@ -226,11 +226,11 @@ def test_fedadmm_minibatches_momentum_and_schedules_by_hand():
 
 
 def test_schedules_switch_at_the_named_round():
-    alg = make_algorithm("fedadmm_gong", eta=1.0, eta_2=0.5, eta_switch=60, rho=0.01, rho_2=0.1, rho_switch=3)
+    alg = make_algorithm("fedadmm_gong", eta=1.0, eta_2=0.5, eta_switch=60, penalty=0.01, rho_2=0.1, rho_switch=3)
     assert [alg.eta_at(t) for t in (0, 59, 60, 99)] == [1.0, 1.0, 0.5, 0.5]
-    assert [alg.rho_at(t) for t in (0, 2, 3, 4)] == [0.01, 0.01, 0.1, 0.1]
-    plain = make_algorithm("fedadmm_gong", eta=1.5, rho=0.02)
-    assert {plain.eta_at(t) for t in range(200)} == {1.5} and {plain.rho_at(t) for t in range(200)} == {0.02}
+    assert [alg.prox_at(t) for t in (0, 2, 3, 4)] == [0.01, 0.01, 0.1, 0.1]
+    plain = make_algorithm("fedadmm_gong", eta=1.5, penalty=0.02)
+    assert {plain.eta_at(t) for t in range(200)} == {1.5} and {plain.prox_at(t) for t in range(200)} == {0.02}
 
 
 def test_option_ii_message_is_twice_the_model_change_and_eta_half_averages_the_models():
@@ -251,11 +251,11 @@ def test_option_ii_message_is_twice_the_model_change_and_eta_half_averages_the_m
 def test_tracking_invariant_with_eta_s_over_m_and_theta0_first_visits():
     """Spec §3.1: eta = |S|/m, w_i^0 = theta^0, y_i^0 = 0 => theta^t = (1/m) sum_i (w_i + y_i/rho)."""
     p = tiny(sizes=(6, 9, 7, 5, 8, 4))
-    alg = make_algorithm("fedadmm_gong", eta=2 / 6, rho=0.5, first_visit_init="theta0", E=2, B=3)
+    alg = make_algorithm("fedadmm_gong", eta=2 / 6, penalty=0.5, first_visit_init="theta0", E=2, B=3)
     for rounds in (1, 3, 5):
         theta, st = drive(alg, p, rounds, rho=2 / 6)
         close(theta, (st.W.to_array() + st.Y.to_array() / 0.5).mean(axis=0))
-    theta, st = drive(make_algorithm("fedadmm_gong", eta=1.0, rho=0.5, first_visit_init="theta0", E=2, B=3),
+    theta, st = drive(make_algorithm("fedadmm_gong", eta=1.0, penalty=0.5, first_visit_init="theta0", E=2, B=3),
                       p, 3, rho=2 / 6)
     assert not np.allclose(theta, (st.W.to_array() + st.Y.to_array() / 0.5).mean(axis=0))   # eta = 1 extrapolates
 
@@ -273,16 +273,16 @@ def run(name, **kw):
 
 def test_fedadmm_without_dual_option_ii_eta_1_is_fedprox_and_fedavg_bit_for_bit():
     admm = dict(local_init="global", dual_ascent=False, eta=1.0)
-    prox = run("fedprox_sgd", rho=0.3)
-    same = run("fedadmm_gong", rho=0.3, **admm)
+    prox = run("fedprox_sgd", mu=0.3, random_epochs=True, aggregation="unweighted")   # FedADMM-Gong's local solver
+    same = run("fedadmm_gong", penalty=0.3, **admm)
     assert prox.w.dtype == np.float32 and np.array_equal(prox.w, same.w)
     assert [t["objective"] for t in prox.trace] == [t["objective"] for t in same.trace]
     avg = run("fedavg_sgd", aggregation="unweighted")
-    same0 = run("fedadmm_gong", rho=0.0, random_epochs=False, **admm)
+    same0 = run("fedadmm_gong", penalty=0.0, random_epochs=False, **admm)
     assert np.array_equal(avg.w, same0.w)
     # ... and only there: with the dual, with Option I, or with eta != 1 it is another algorithm
     for other in ({**admm, "dual_ascent": True}, {**admm, "local_init": "local"}, {**admm, "eta": 0.9}):
-        assert not np.allclose(run("fedadmm_gong", rho=0.3, **other).w, prox.w, atol=1e-4)
+        assert not np.allclose(run("fedadmm_gong", penalty=0.3, **other).w, prox.w, atol=1e-4)
     assert not np.array_equal(prox.w, avg.w)
 
 
@@ -314,8 +314,8 @@ def numpy_corrected(alg, state, problem, ctx, j, client, w, g):
     ("fedadmm_gong", dict(local_init="sequential_shared", random_epochs=False, momentum=0.9),
      numpy_augmented),                                                                  # early code
     ("fedadmm_gong", dict(local_init="global", dual_ascent=False, rho_2=0.0, rho_switch=2), numpy_augmented),
-    ("fedprox_sgd", dict(rho=0.7), numpy_proximal),
-    ("fedprox_sgd", dict(rho=0.0, momentum=0.0), numpy_proximal),
+    ("fedprox_sgd", dict(mu=0.7), numpy_proximal),
+    ("fedprox_sgd", dict(mu=0.0, momentum=0.0), numpy_proximal),
     ("scaffold", dict(), numpy_corrected),
     ("scaffold", dict(momentum=0.9, K="fixed_50"), numpy_corrected),
     ("fedavg_sgd", dict(momentum=0.5), None),
@@ -352,7 +352,8 @@ def test_local_runs_equal_the_numpy_passes_bit_for_bit(monkeypatch, dtype, name,
 @pytest.mark.parametrize("aggregation", ["unweighted", "data_size"])
 def test_fedprox_by_hand(aggregation):
     p = tiny()
-    theta, _ = drive(make_algorithm("fedprox_sgd", rho=0.7, E=3, B=4, aggregation=aggregation), p, 3)
+    alg = make_algorithm("fedprox_sgd", mu=0.7, E=3, B=4, momentum=0.5, random_epochs=True, aggregation=aggregation)
+    theta, _ = drive(alg, p, 3)
     ref = p.init_params(stream(0, "init"))
     for t in range(3):
         S = UniformSampler(p.m, 2 / 3, 0)(t)
@@ -418,16 +419,19 @@ def test_scaffold_k_changes_the_run():
 
 # ---- parameters, pairing, memory declaration -------------------------------------------------
 @pytest.mark.parametrize("name, params, match", [
-    ("fedadmm_gong", {"eta": 0}, "eta=0"), ("fedadmm_gong", {"rho": -0.1}, "rho=-0.1"),
-    ("fedadmm_gong", {"rho": 0.0}, "rho must be > 0 with dual_ascent"),
-    ("fedadmm_gong", {"rho_2": 0.0, "rho_switch": 5}, "rho must be > 0 with dual_ascent"),
+    ("fedadmm_gong", {"eta": 0}, "eta=0"), ("fedadmm_gong", {"penalty": -0.1}, "penalty=-0.1"),
+    ("fedadmm_gong", {"penalty": 0.0}, "penalty must be > 0 with dual_ascent"),
+    ("fedadmm_gong", {"rho": 0.01}, "no parameter 'rho' .*participation rate.*write penalty: 0.01"),
+    ("fedprox_sgd", {"rho": 0.1}, "no parameter 'rho' .*participation rate.*write mu: 0.1"),
+    ("fedadmm_gong", {"rho_2": 0.0, "rho_switch": 5}, "penalty must be > 0 with dual_ascent"),
     ("fedadmm_gong", {"eta_2": 0.5}, "eta schedule needs both eta_2 and eta_switch"),
     ("fedadmm_gong", {"rho_switch": 60}, "rho schedule needs both rho_2 and rho_switch"),
     ("fedadmm_gong", {"eta_2": 0.5, "eta_switch": -1}, "eta_switch=-1"),
     ("fedadmm_gong", {"local_init": "warm"}, "local_init='warm'"),
     ("fedadmm_gong", {"first_visit_init": "zeros"}, "first_visit_init='zeros'"),
     ("fedadmm_gong", {"dual_ascent": 1}, "dual_ascent=1"), ("fedadmm_gong", {"E": 0}, "E=0"),
-    ("fedprox_sgd", {"rho": -1.0}, "rho=-1.0"), ("fedprox_sgd", {"aggregation": "median"}, "aggregation"),
+    ("fedprox_sgd", {"mu": -1.0}, "mu=-1.0"), ("fedadmm_gong", {"penalty": -1.0}, "penalty=-1.0"),
+    ("fedprox_sgd", {"aggregation": "median"}, "aggregation"),
     ("fedsgd", {"E": 2}, "E=2"), ("fedsgd", {"B": 10}, "B=10"), ("fedsgd", {"momentum": 0.5}, "momentum=0.5"),
     ("fedsgd", {"random_epochs": True}, "random_epochs=True"), ("fedsgd", {"lr": 0}, "lr=0"),
     ("scaffold", {"K": "fixed_10"}, "K='fixed_10'"), ("scaffold", {"eta_g": 0.0}, "eta_g=0.0"),
@@ -438,8 +442,8 @@ def test_invalid_parameters_are_rejected_by_name(name, params, match):
 
 
 def test_valid_edge_parameters():
-    make_algorithm("fedadmm_gong", rho=0.0, dual_ascent=False)
-    make_algorithm("fedprox_sgd", rho=0.0)
+    make_algorithm("fedadmm_gong", penalty=0.0, dual_ascent=False)
+    make_algorithm("fedprox_sgd", mu=0.0)
     make_algorithm("fedadmm_gong", eta_2=0.5, eta_switch=0, rho_2=1.0, rho_switch=60, B="full")
 
 
@@ -456,10 +460,10 @@ def test_pairs_with_the_neural_problem_only(name):
 def test_declared_client_vectors_and_defaults():
     assert [client_vectors(make_algorithm(n)) for n in GONG] == [2, 0, 0, 1]
     admm = make_algorithm("fedadmm_gong")
-    assert (admm.lr, admm.momentum, admm.rho, admm.eta, admm.random_epochs, admm.aggregation, admm.local_init,
+    assert (admm.lr, admm.momentum, admm.penalty, admm.eta, admm.random_epochs, admm.aggregation, admm.local_init,
             admm.first_visit_init) == (0.1, 0.5, 0.01, 1.0, True, "unweighted", "local", "global")
     prox = make_algorithm("fedprox_sgd")
-    assert (prox.rho, prox.momentum, prox.random_epochs, prox.aggregation) == (0.1, 0.5, True, "unweighted")
+    assert (prox.mu, prox.momentum, prox.random_epochs, prox.aggregation) == (0.1, 0.0, False, "data_size")  # fedavg_sgd's
     sc = make_algorithm("scaffold")
     assert (sc.momentum, sc.random_epochs, sc.K, sc.eta_g, sc.aggregation) == (0.0, False, "actual_steps", 1.0,
                                                                               "unweighted")
@@ -537,7 +541,7 @@ def test_client_drift_is_the_mean_squared_distance_of_the_rounds_models_from_the
     the round's clients of ||w_i - theta^t||^2 (every variant; a larger rho pulls the models closer)."""
     p = tiny()
     for init in ("local", "sequential_shared", "global"):
-        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", rho=0.5, local_init=init)
+        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.5, E=3, B="full", penalty=0.5, local_init=init)
         ctx = RunContext(seed=0, rho=2 / 3, sampler=UniformSampler(p.m, 2 / 3, 0))
         state = alg.init(p, ctx)
         theta = np.array(state.w, copy=True)
@@ -555,7 +559,7 @@ def test_client_drift_is_the_mean_squared_distance_of_the_rounds_models_from_the
     # the proximal pull: a larger rho gives smaller drift (same streams)
     drift = {}
     for rho in (0.01, 10.0):
-        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B="full", rho=rho)
+        alg = make_algorithm("fedadmm_gong", lr=0.1, momentum=0.0, E=3, B="full", penalty=rho)
         ctx = RunContext(seed=0, rho=2 / 3, sampler=UniformSampler(p.m, 2 / 3, 0))
         state = alg.init(p, ctx)
         alg.client_update(state, p, ctx, ctx.clients(0), 0)

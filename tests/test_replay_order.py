@@ -176,7 +176,7 @@ def test_fedadmm_gong_early_code_order_replayed_from_a_file():
     each round's clients in that order with client_order: selection; ``ascending`` sorts them (so a
     permuted file does not change it), and under the default sampler ``selection`` is ``ascending``."""
     P, rounds, seed, rho = _tiny_neural(), 4, 2, 0.5
-    common = dict(E=2, B=4, rho=0.5, local_init="sequential_shared", random_epochs=False)
+    common = dict(E=2, B=4, penalty=0.5, local_init="sequential_shared", random_epochs=False)
     sel = _sampled(P.m, rho, seed, rounds)
     drawn = {r: c[stream(seed, "client_order", r).permutation(len(c))] for r, c in sel.items()}
 

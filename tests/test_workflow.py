@@ -393,3 +393,26 @@ def test_more_seeds_rerun_nothing_already_computed(tmp_path):
     assert text.count("done: status=") == 8                                  # only the 8 new runs ran
     for cell in first.index:                                                 # the old runs' own timings kept
         assert second.at[cell, "run_cpu_time"] == first.at[cell, "run_cpu_time"]
+
+
+def test_target_custom_lists_only_the_users_experiments(tmp_path):
+    """`snakemake -j 2 custom` builds the config's own experiments (their runs, results, figures, the skipped
+    list and provenance) and none of the papers' jobs, with the papers still in `papers:` (issue #44)."""
+    import yaml
+
+    config = tmp_path / "own.yaml"
+    config.write_text(yaml.safe_dump({"papers": ["fedepm"], "experiments": {"mine": {
+        "problem": {"name": "linreg_synthetic", "m": 4, "n": 3}, "algorithms": {"fedadmm": {}},
+        "max_rounds": 2, "k0": 1, "rho": 1.0, "stop": {"rule": "none"}}}}))
+    base = [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path / "w"), "--configfile", str(config),
+            "-n", "-j", "1"]
+    res = subprocess.run([*base, "custom"], capture_output=True, text=True, timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    rules = {r.rstrip(":") for r in (line.split()[1] for line in out.splitlines() if line.startswith("rule "))}
+    assert rules == {"run_cells", "aggregate", "custom_plots", "skipped", "provenance", "custom"}, out[-3000:]
+    assert "results/custom/mine.parquet" in out and "figures/custom/mine_rounds.pdf" in out
+    assert "fedepm" not in "\n".join(line for line in out.splitlines() if "output:" in line), out[-3000:]
+    # the whole build lists the paper's jobs beside them (what `custom` leaves out)
+    everything = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert "results/fedepm/claims.parquet" in everything.stdout + everything.stderr

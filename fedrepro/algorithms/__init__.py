@@ -70,11 +70,27 @@ def algorithm_class(name: str) -> type[Algorithm]:
     return getattr(importlib.import_module(module), cls)
 
 
+def renamed_message(name: str, old: str, new: tuple, value=None, fix: str | None = None) -> str:
+    """The error for algorithm ``name`` given its parameter's former name ``old`` (``new``: (name now, why));
+    ``fix``: what to write instead (default ``<name now>: <value>``)."""
+    from fedrepro.core.context import RUN_DEFAULTS
+
+    now, why = new
+    fix = fix or (f"{now}: {value!r}" if value is not None else now)
+    out = f"algorithm {name!r} has no parameter {old!r} ({why}): write {fix} for {name}'s {now}"
+    if old in RUN_DEFAULTS:
+        out += f"; for the run setting {old}, set it on the experiment (or in grid:), not in algorithms.{name}"
+    return out
+
+
 def make_algorithm(name: str, **params) -> Algorithm:
     """Instantiate ``name`` with ``params``; unknown parameters are an error naming them."""
     import dataclasses
 
     cls = algorithm_class(name)
+    for old in params:
+        if old in cls.renamed:
+            raise ValueError(renamed_message(name, old, cls.renamed[old], params[old]))
     known = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(params) - known)
     if unknown:

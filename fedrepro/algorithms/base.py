@@ -80,6 +80,13 @@ class Algorithm:
     # None: not declared (estimates assume UNDECLARED_CLIENT_VECTORS)
     client_vectors = None
     constraints = {}
+    # {former parameter name: (its name now, why)}: a config that still uses the former name is refused with
+    # both names (make_algorithm; cells: before a run setting's name in an algorithm block is read as the run's)
+    renamed = {}
+    # None, or {"names": {name now: former name}, "defaults": {parameter: its former default}}: the cell id
+    # (fedrepro.experiments.cells.cell_id) hashes the parameters as they were written before a rename or a
+    # change of default, so that the same computation keeps its id and result file
+    id_legacy = None
     state_class = State
     # What a client sends the server (fedrepro.sim.channel): "model" (its local model), "delta" (a model
     # update w_i - w), "gradient" (a descent direction the server steps against), "vector" (an

@@ -5,7 +5,7 @@ client, from its start point w_old (below) and a fresh momentum buffer, runs E_i
 epochs of minibatch SGD on the local augmented Lagrangian (3)::
 
     g <- grad mean loss(w; b) + rho_t (w - theta^t) + y_i           (grad_w L_i(w, y_i, theta^t))
-    v <- mu v + g ;  w <- w - lr v
+    v <- momentum v + g ;  w <- w - lr v
 
 then ascends its dual and uploads the change of its augmented model (eq. (4))::
 
@@ -38,9 +38,11 @@ Local epochs: ``random_epochs`` (E_i ~ U{1..E}, Algorithm 1 as printed) or fixed
 ``--fixed 1`` default, the only mode that snapshot could run for FedADMM, spec §7 A4).
 
 Schedules (§3.1, 0-based rounds): eta_t = eta, or eta_2 from round ``eta_switch`` on (Fig. 6);
-rho_t = rho, or rho_2 from round ``rho_switch`` on (Fig. 9; the stored y_i are kept).
+rho_t (the paper's penalty rho) = ``penalty``, or ``rho_2`` from round ``rho_switch`` on (Fig. 9; the
+stored y_i are kept). The parameter is ``penalty``, not ``rho``: ``rho`` is the run's participation rate
+(issue #44; cell ids are kept by :attr:`FedADMMGong.id_legacy`, as in :mod:`fedrepro.algorithms.fedprox_sgd`).
 ``dual_ascent: false`` holds y = 0 (then Delta_i = w - w_old; with Option II and eta = 1 this is
-FedProx, and with rho = 0 FedAvg: the paper's Section III-B reduction, §7 A2).
+FedProx, and with penalty = 0 FedAvg: the paper's Section III-B reduction, §7 A2).
 
 Delta_i is computed and uploaded in float64 from the model-dtype vectors (the exact
 difference of float32 models; one float64 row per client = the two float32 rows the memory
@@ -52,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-from fedrepro.algorithms.fedprox_sgd import FedProxSGD, FedProxSGDState
+from fedrepro.algorithms.fedprox_sgd import FedProxSGDState, ProximalSGD
 from fedrepro.core.params import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, Boolean, Options
 from fedrepro.core.store import ClientStore
 
@@ -74,11 +76,13 @@ class FedADMMGongState(FedProxSGDState):
 
 
 @dataclass
-class FedADMMGong(FedProxSGD):
+class FedADMMGong(ProximalSGD):
     """Parameters (spec 003 §3.1, §9; defaults the paper's)
     ----------
-    rho : penalty (0.01). eta : server step (1.0). lr (0.1), momentum (0.5), E, B, random_epochs
-    (E_i ~ U{1..E}, default true): the local solver (:class:`~fedrepro.algorithms.local_epochs.LocalEpochs`).
+    penalty : the paper's penalty rho (0.01; ``rho`` is the run's participation rate). eta : server step
+    (1.0). lr (0.1), momentum (0.5), E, B, random_epochs (E_i ~ U{1..E}, default true): the local solver
+    (:class:`~fedrepro.algorithms.local_epochs.LocalEpochs`); momentum, random_epochs and aggregation are this
+    class's own defaults (the paper's), not fedprox_sgd's (which are fedavg_sgd's).
     local_init : ``local`` (Option I) | ``global`` (Option II) | ``sequential_shared`` (the early code)
     (spec §9 ``fedadmm.init``).
     client_order : order of training within a round, ``random`` (from the stream ("client_order", r);
@@ -87,13 +91,16 @@ class FedADMMGong(FedProxSGD):
     ``ascending``. ``random`` requires ``sequential_shared`` (elsewhere the order has no effect).
     first_visit_init : ``global`` | ``theta0`` (start of a client's first visit under Option I).
     eta_2, eta_switch : eta_t = eta_2 for rounds t >= eta_switch (both or neither).
-    rho_2, rho_switch : rho_t = rho_2 for rounds t >= rho_switch (both or neither).
+    rho_2, rho_switch : the penalty is rho_2 for rounds t >= rho_switch (both or neither).
     dual_ascent : update y_i (Alg. 1 line 24); false holds y = 0 (reduction to FedProx/FedAvg).
     aggregation : ``unweighted`` (the paper's mean over S) | ``data_size`` (weights n_i).
     """
 
     lr: float = 0.1
-    rho: float = 0.01
+    momentum: float = 0.5
+    random_epochs: bool = True
+    aggregation: str = "unweighted"
+    penalty: float = 0.01
     eta: float = 1.0
     local_init: str = "local"
     first_visit_init: str = "global"
@@ -108,10 +115,14 @@ class FedADMMGong(FedProxSGD):
     client_vectors = 2                    # w_i and y_i (Option II: y_i only; the estimate is the bound)
     state_class = FedADMMGongState
     upload_kind = "delta"                   # Delta_i; theta <- theta + eta mean_S Delta_i, eq. (5)
-    constraints = {"eta": [POSITIVE], "local_init": [Options(*INITS)],
+    constraints = {"penalty": [NONNEGATIVE], "eta": [POSITIVE], "local_init": [Options(*INITS)],
                    "first_visit_init": [Options("global", "theta0")], "eta_2": [None, POSITIVE], "eta_switch": [None, NONNEGATIVE_INT],
                    "rho_2": [None, NONNEGATIVE], "rho_switch": [None, NONNEGATIVE_INT], "dual_ascent": [Boolean],
                    "client_order": [None, Options(*ORDERS)]}
+    # a parameter's former name -> its name now (a config that still uses it is refused, naming both)
+    renamed = {"rho": ("penalty", "rho is the run's participation rate; FedADMM's penalty is penalty")}
+    # the cell id is computed from the parameters as they were written before issue #44
+    id_legacy = {"names": {"penalty": "rho"}, "defaults": {}}
 
     def __post_init__(self):
         super().__post_init__()
@@ -119,10 +130,10 @@ class FedADMMGong(FedProxSGD):
             if (value is None) != (switch is None):
                 raise ValueError(f"{self.name}: a {what} schedule needs both {what}_2 and {what}_switch "
                                  f"(got {what}_2={value!r}, {what}_switch={switch!r}); give both or neither")
-        if self.dual_ascent and (self.rho == 0 or self.rho_2 == 0):
-            raise ValueError(f"{self.name}: rho must be > 0 with dual_ascent (Delta_i divides the dual change by "
-                             f"rho); got rho={self.rho!r}, rho_2={self.rho_2!r}. rho = 0 is allowed only with "
-                             "dual_ascent: false (the FedAvg reduction)")
+        if self.dual_ascent and (self.penalty == 0 or self.rho_2 == 0):
+            raise ValueError(f"{self.name}: the penalty must be > 0 with dual_ascent (Delta_i divides the dual change "
+                             f"by it); got penalty={self.penalty!r}, rho_2={self.rho_2!r}. penalty = 0 is allowed only "
+                             "with dual_ascent: false (the FedAvg reduction)")
         if self.client_order == "random" and self.local_init != "sequential_shared":
             raise ValueError(f"{self.name}: client_order: random needs local_init: sequential_shared (the early "
                              f"code, where clients train in sequence); with local_init: {self.local_init!r} the "
@@ -140,8 +151,9 @@ class FedADMMGong(FedProxSGD):
     def eta_at(self, t: int) -> float:
         return float(self.eta_2 if self.eta_switch is not None and t >= self.eta_switch else self.eta)
 
-    def rho_at(self, t: int) -> float:
-        return float(self.rho_2 if self.rho_switch is not None and t >= self.rho_switch else self.rho)
+    def prox_at(self, t: int) -> float:
+        """The penalty rho_t of round t (``penalty``, or ``rho_2`` from round ``rho_switch`` on)."""
+        return float(self.rho_2 if self.rho_switch is not None and t >= self.rho_switch else self.penalty)
 
     # ---- state ------------------------------------------------------------------------
     def init(self, problem, ctx):
@@ -213,7 +225,7 @@ class FedADMMGong(FedProxSGD):
             state.shared = w.copy()
         return delta
 
-    RECORDS = FedProxSGD.RECORDS + ("client_drift",)
+    RECORDS = ProximalSGD.RECORDS + ("client_drift",)
 
     def round_metrics(self, state, problem, ctx):
         """Local work (:class:`LocalSGD`) and ``client_drift``: the mean over the last round's clients of

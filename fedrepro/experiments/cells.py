@@ -18,9 +18,13 @@ Grid keys
 A list value inside ``algorithms: {name: {param: [...]}}`` is swept for that
 algorithm only.
 A run setting (``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``time_limit``) inside
-``algorithms: {name: {...}}`` applies to that algorithm's cells only, unless the algorithm has a
-parameter of that name (FedProx's and FedADMM's ``rho``) (LFRPG's frame length,
-aspire's budget parity: the same gradient steps per worker in different round counts).
+``algorithms: {name: {...}}`` applies to that algorithm's cells only (LFRPG's frame length,
+aspire's budget parity: the same gradient steps per worker in different round counts). No algorithm
+has a parameter named like a run setting (tests/test_fedprox_fair.py): ``rho`` is always the
+participation rate. FedProx's proximal coefficient is ``mu`` and FedADMM-Gong's penalty ``penalty``;
+their former name ``rho`` in an algorithm block is refused with the name now
+(:attr:`fedrepro.algorithms.base.Algorithm.renamed`), and a cell id hashes the parameters in their
+former terms (:func:`id_params`), so that the papers' cells keep their ids.
 
 Settings
 --------
@@ -161,8 +165,49 @@ def column_name(key: str) -> str:
 
 
 def cell_id(cell: dict) -> str:
-    """Stable 12-hex-digit id of a cell's content (independent of dict order)."""
-    return config_hash({k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")})[:12]
+    """Stable 12-hex-digit id of a cell's content (independent of dict order). The algorithm's parameters
+    enter as :func:`id_params` writes them (a renamed parameter or a changed default keeps the ids)."""
+    content = {k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")}
+    if "params" in content and "algorithm" in content:
+        content["params"] = id_params(content["algorithm"], content["params"])
+    return config_hash(content)[:12]
+
+
+def id_params(algorithm: str, params: dict | None):
+    """The parameters of a cell of ``algorithm`` as its id hashes them: as given, unless the algorithm
+    declares ``id_legacy`` (:class:`fedrepro.algorithms.base.Algorithm`): then in the terms they had before a
+    rename or a change of default, so that the same computation keeps its id. A parameter given at its
+    former default is left out (it was the default), one left out whose default changed is written with
+    its default now, and a renamed parameter takes its former name: two cells that compute the same
+    thing under the two names share an id, two that differ never do."""
+    legacy = _id_legacy(algorithm)
+    if legacy is None or not isinstance(params, dict):
+        return params
+    from fedrepro.algorithms import algorithm_class
+
+    fields = algorithm_class(algorithm).__dataclass_fields__
+    out = {}
+    for key, value in params.items():
+        former = legacy["defaults"].get(key, _ABSENT)
+        if value == former and type(value) is type(former):          # given at its former default
+            continue
+        out[legacy["names"].get(key, key)] = value
+    for key in legacy["defaults"]:
+        if key not in params:
+            out[legacy["names"].get(key, key)] = fields[key].default
+    return out
+
+
+_ABSENT = object()
+
+
+def _id_legacy(algorithm: str) -> dict | None:
+    from fedrepro.algorithms import algorithm_class
+
+    try:
+        return algorithm_class(algorithm).id_legacy
+    except (ValueError, ImportError, AttributeError, TypeError):
+        return None
 
 
 def config_hash(obj) -> str:
@@ -387,7 +432,8 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
     cells, checked = [], {}
     for alg_name, alg_params in algorithms.items():
         alg_params = dict(alg_params or {})
-        asynchronous, own = _is_asynchronous(alg_name), _parameter_names(alg_name)
+        asynchronous = _is_asynchronous(alg_name)
+        _check_renamed(paper, exp_id, alg_name, alg_params, grid)
         swept = {k: v for k, v in alg_params.items() if isinstance(v, list)}
         empty = sorted(k for k, v in swept.items() if not v)
         if empty:
@@ -421,8 +467,8 @@ def _expand_block(paper: str, exp_id: str, block: dict, base_seed: int, setting:
                     if key.split(".")[0] != alg_name:
                         shared[key] = value
                 _cell_datasets(cell, block, paper, exp_id)
-                for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds),
-                    if key in cell["params"] and key not in own:   # unless the algorithm has a parameter so named
+                for key in RUN_KEYS:             # per-algorithm run settings (LFRPG's k0, budget parity's rounds)
+                    if key in cell["params"]:
                         cell[key] = cell["params"].pop(key)
                 cell["columns"] = columns
                 cell["shared"] = shared
@@ -467,15 +513,22 @@ def _is_asynchronous(name: str) -> bool:
         return False
 
 
-def _parameter_names(name: str) -> set:
-    """The parameters of the registered algorithm ``name`` (empty when unknown: the cell check then names
-    the unknown algorithm). FedProx's and FedADMM's ``rho`` is theirs, not the participation rate."""
-    from fedrepro.algorithms import algorithm_class
+def _check_renamed(paper: str, exp_id: str, name: str, params: dict, grid: dict) -> None:
+    """A parameter of algorithm ``name`` written under its former name (``algorithms.<name>.<old>`` or grid
+    key ``<name>.<old>``; e.g. FedProx's proximal coefficient as ``rho``, the participation rate's name) is
+    an error naming the key and the name now, before ``rho`` could be read as the run setting."""
+    from fedrepro.algorithms import algorithm_class, renamed_message
 
     try:
-        return set(algorithm_class(name).__dataclass_fields__)
+        renamed = algorithm_class(name).renamed
     except (ValueError, ImportError, AttributeError):
-        return set()
+        return                                  # unknown algorithm: the cell check names it
+    for key, where in [(k, f"algorithms.{name}.{k}") for k in params] + \
+                      [(k.split(".", 1)[1], f"grid key {k}") for k in grid if k.startswith(name + ".")]:
+        if key in renamed:
+            fix = None if where.startswith("algorithms.") else f"grid key {name}.{renamed[key][0]}"
+            raise ConfigError(f"experiment {paper}/{exp_id}: {where}: "
+                              f"{renamed_message(name, key, renamed[key], params.get(key), fix)}")
 
 
 def reference_cell(cell: dict, cells: list[dict]) -> dict | None:

@@ -63,3 +63,19 @@ for _paper in papers.PAPERS:
             # the skipped list (what this build left out for missing data) and provenance, so that
             # `snakemake --report report.html <paper>` shows them for a one-paper build too
             (paper_targets(_paper) + REPORT_EXTRAS if _paper in OUTPUTS else []),
+
+
+def custom_targets(wc=None):
+    """What `snakemake -j 2 custom` builds: the experiments under config.yaml's own `experiments:` (results,
+    summaries, their generic figures) and the skipped list and provenance, none of the papers' outputs."""
+    if "custom" not in OUTPUTS:
+        raise ValueError("target custom: config.yaml has no experiments of its own (`experiments:` is empty or "
+                         "missing), so there is nothing to build; add a block under experiments: (README, "
+                         "'Configuration, scales and your own sweeps') or build a paper (`snakemake -j 2 <paper>`)")
+    return paper_targets("custom") + REPORT_EXTRAS
+
+
+# `snakemake -j 2 custom`: only your own experiments (the papers in `papers:` are parsed and checked, not built)
+rule custom:
+    input:
+        custom_targets,

@@ -100,11 +100,17 @@ def fmt_param(x) -> str:
     return f"{float(x):g}"
 
 
+def prox_mu(params: dict) -> float:
+    """FedProx's proximal coefficient from a row's recorded parameters: ``mu`` (``rho`` in results written
+    before issue #44 renamed it; the paper's spec calls it rho)."""
+    return float(params["mu"] if "mu" in params else params.get("rho", 0.1))
+
+
 def series_label(algorithm: str, params: dict) -> str:
-    """FedADMM / FedAvg / SCAFFOLD / FedSGD, FedProx (ρ=...)."""
+    """FedADMM / FedAvg / SCAFFOLD / FedSGD, FedProx (ρ=...) (the paper's symbol for FedProx's mu)."""
     name = ALGORITHMS.get(algorithm, algorithm)
     if algorithm == "fedprox_sgd":
-        return f"FedProx (ρ={fmt_param(params.get('rho', 0.1))})"
+        return f"FedProx (ρ={fmt_param(prox_mu(params))})"
     return name
 
 
@@ -133,7 +139,7 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
     df["B"] = params.map(lambda p: str(p.get("B", "full")))
     df["series"] = [series_label(a, p) for a, p in zip(df["algorithm"], params)]
     df["method"] = df["algorithm"].map(lambda a: ALGORITHMS.get(a, a))
-    df["prox_rho"] = [float(p.get("rho", 0.1)) if a == "fedprox_sgd" else np.nan for a, p in zip(df["algorithm"], params)]
+    df["prox_rho"] = [prox_mu(p) if a == "fedprox_sgd" else np.nan for a, p in zip(df["algorithm"], params)]
     df["lr"] = [float(p.get("lr", 0.5 if a == "fedsgd" else 0.1)) for a, p in zip(df["algorithm"], params)]
     df["eta"] = params.map(lambda p: float(p.get("eta", 1.0)))
     df["eta_2"] = params.map(lambda p: p.get("eta_2"))
