@@ -20,13 +20,15 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # The configuration is read once, strictly, by fedrepro's hook (no `configfile:` directive: Snakemake's
 # loader keeps a duplicate key silently): config.yaml, then each --configfile, then --config, which wins
 # (fedrepro.experiments.config.workflow_config).
+from fedrepro.experiments.cells import yaml12_numbers as _yaml12_numbers
 from fedrepro.experiments.config import workflow_config as _workflow_config
 
 _settings = getattr(workflow, "config_settings", None)
 # the --config values as Snakemake parsed them (another Snakemake API: its whole merge, which then wins)
 _command_line = _settings.config if _settings is not None and hasattr(_settings, "config") else dict(config)
+_given = _yaml12_numbers(dict(_command_line))     # what --config gave (common.smk's given_scale reads it)
 config.clear()
-config.update(_workflow_config(workflow.basedir, workflow.configfiles, _command_line))
+config.update(_workflow_config(workflow.basedir, workflow.configfiles, _given))
 
 report: "workflow/report/workflow.rst"
 

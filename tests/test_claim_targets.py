@@ -245,6 +245,12 @@ def test_a_scale_given_with_the_claim_wins(tmp_path):
     ran = {o for j in jobs(res.stdout) if j["rule"] == "run_cells" for o in j["output"]}
     assert ran == {f"results/cells/fedadmm_zhou/fig4_ls/{c['cell']}.parquet" for c in runs(quick.cells)}
     assert len(ran) < len(runs(claim_build("fedadmm_zhou", "fig4_ls_cr_falls_with_m").cells))
+    # a scale given with --config (read by the Snakefile's config hook) wins over a --configfile's
+    other = tmp_path / "verify.yaml"
+    other.write_text("scale: verify\ncells_per_job: {quick: 1, verify: 1, reduced: 1, paper: 1}\n")
+    res = claim_dry_run(tmp_path, "claim=fedadmm_zhou/fig4_ls_cr_falls_with_m", "scale=quick", configfile=other)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert {o for j in jobs(res.stdout) if j["rule"] == "run_cells" for o in j["output"]} == ran
 
 
 def test_a_run_stopped_at_the_target_gives_the_full_runs_rounds_to_target(tmp_path):
