@@ -181,3 +181,22 @@ def test_a_cell_removed_from_a_copy_of_the_build_names_it(tmp_path):
     assert set(hit["claim"]) == uses_fig3
     assert hit["why"].str.startswith(f"fig3: 1 of 150 cells missing: algorithm={gone['algorithm']}").all()
     assert gone["cell"] in markdown
+
+
+def test_an_experiment_not_run_at_this_scale_leaves_its_claims_undecided_saying_so(tmp_path):
+    """run_at: [verify, paper] -> no cells at quick (all_cells), its claims undecided with the reason and their
+    check never run; at verify the experiment expands as before. A scale not in the list is refused."""
+    from fedrepro.experiments.config import validate_experiment
+
+    block = {**BLOCK, "run_at": ["verify", "paper"]}
+    config = {"scale": "quick", "papers": [], "experiments": {"e": block, "f": BLOCK}}
+    assert set(all_cells(config)) == {("custom", "f")}
+    assert len(all_cells({**config, "scale": "verify"})[("custom", "e")]) == len(expand("custom", "e", BLOCK, "verify"))
+    expected = {"e": ExpectedCells("e", runs_here=False, run_at=("verify", "paper"))}
+    rec = Recorder()
+    row = evaluate([CLAIM], {"lower": rec}, {}, {}, "p", scale="quick", expected=expected).iloc[0]
+    assert row["verdict"] == "undecided" and not rec.calls
+    assert row["why"] == "not decided at this scale: experiment e runs at scale verify and paper only (run_at)"
+    validate_experiment(block, "experiment custom/e")
+    with pytest.raises(Exception, match="run_at"):
+        validate_experiment({**BLOCK, "run_at": ["fast"]}, "experiment custom/e")

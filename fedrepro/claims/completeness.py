@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedrepro.experiments.cells import expand, load_experiments, timing_repeats
+from fedrepro.experiments.cells import expand, load_experiments, runs_at, timing_repeats
 
 #: how many missing cells a ``why`` names before "..."
 SHOWN = 3
@@ -32,6 +32,8 @@ class ExpectedCells:
     experiment: str
     cells: tuple = ()
     timing_repeats: int | None = None
+    runs_here: bool = True       # False: the experiment's run_at leaves this scale out (no cells expected)
+    run_at: tuple = ()
 
     @property
     def ids(self) -> list[str]:
@@ -101,6 +103,9 @@ def expected_for_paper(paper: str, experiments, scale: str, config: dict,
         if e not in blocks:
             raise ValueError(f"experiment {paper}/{e} is not defined in fedrepro/papers/{paper}/experiments.yaml; "
                              f"defined: {sorted(blocks)}")
+        if not runs_at(blocks[e], scale):
+            out[e] = ExpectedCells(e, runs_here=False, run_at=tuple(blocks[e]["run_at"]))
+            continue
         out[e] = ExpectedCells(e, tuple(expand(paper, e, blocks[e], scale, seed)), timing_repeats(blocks[e], scale))
     return out
 

@@ -263,6 +263,13 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             rows.append(_row(paper, claim, verdict=UNAVAILABLE,
                              why=f"dataset unavailable here: {', '.join(missing_data)} (see results/skipped.md)"))
             continue
+        elsewhere = [expected[e] for e in needed if expected is not None and e in expected
+                     and not getattr(expected[e], "runs_here", True)]
+        if elsewhere:       # an experiment whose run_at leaves this scale out: nothing to decide on here
+            rows.append(_row(paper, claim, why=(
+                "not decided at this scale: " + "; ".join(
+                    f"experiment {x.experiment} runs at scale {' and '.join(x.run_at)} only (run_at)" for x in elsewhere))))
+            continue
         if expected is not None:
             lacking = missing_for_claim(needed, expected, frames, summaries)
             if lacking:

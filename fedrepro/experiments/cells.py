@@ -240,6 +240,14 @@ def resolve_scale(block: dict, scale: str) -> dict:
     return deep_merge(out, scales.get(scale, {}))
 
 
+def runs_at(block: dict, scale: str) -> bool:
+    """Whether the experiment runs at ``scale``: its ``run_at`` (a list of scales) names it, or it has none.
+    An experiment that cannot decide anything at a scale (a sweep whose claims need more seeds than the
+    scale has) says ``run_at: [verify, paper]``; at the other scales it has no cells, its claims are
+    ``undecided`` with the reason (:func:`fedrepro.claims.evaluate.evaluate`) and nothing is computed."""
+    return scale in (block.get("run_at") or (scale,))
+
+
 def _listify(v):
     return v if isinstance(v, list) else [v]
 
@@ -634,6 +642,8 @@ def all_cells(config: dict, root: str | Path = ".") -> dict:
     result = {}
     for paper, exps in load_experiments(config, root).items():
         for exp_id, block in exps.items():
+            if not runs_at(block, scale):
+                continue
             cells = expand(paper, exp_id, block, scale, seed)
             for c in cells:
                 reference_cell(c, cells)     # validates references early
