@@ -335,3 +335,14 @@ def test_a_reading_that_names_its_algorithms_runs_theirs_only():
     whole = all_cells(config, ROOT)[("aspire", "table3_shl")]
     assert {c["algorithm"] for c in whole} > {"afl", "drfa_prox"}
     assert {c["cell"] for c in runs(build.cells)} == {c["cell"] for c in whole if c["algorithm"] in ("afl", "drfa_prox")}
+
+
+def test_a_claim_is_not_built_at_a_scale_its_experiment_does_not_run_at():
+    """aspire's figure sweeps run at verify and paper only (run_at): building one of their claims at quick is
+    refused naming the experiment and the scale that decides it; its default scale builds it."""
+    from fedrepro.experiments.cells import ConfigError
+
+    with pytest.raises(ConfigError, match=r"experiment 'sweep_fig2' runs at scale verify and paper only .* "
+                                          r"use --config scale=verify"):
+        claim_build("aspire", "f2_adp_adapts", scale="quick")
+    assert claim_build("aspire", "f2_adp_adapts").scale == "verify"

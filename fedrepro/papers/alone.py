@@ -39,7 +39,7 @@ from typing import Callable
 
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.cells import (PAPERS, SCALES, cell_id, check_cell, expand, load_experiments, read_yaml,
-                                        reference_cell, same_runs)
+                                        reference_cell, runs_at, same_runs)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCALE = "verify"
@@ -201,6 +201,11 @@ def claim_build(paper: str, claim_id: str, scale: str | None = None, config: dic
         if exp not in blocks:
             raise ConfigError(f"claim={paper}/{claim_id}: experiment {exp!r} is not in "
                               f"fedrepro/papers/{paper}/experiments.yaml")
+        if not runs_at(blocks[exp], scale):
+            raise ConfigError(f"claim={paper}/{claim_id}: its experiment {exp!r} runs at scale "
+                              f"{' and '.join(blocks[exp]['run_at'])} only (run_at in fedrepro/papers/{paper}/"
+                              f"experiments.yaml), so scale={scale} cannot decide it; use --config "
+                              f"scale={blocks[exp]['run_at'][0]}")
         every = [copy.deepcopy(c) for c in _expanded(paper, exp, json.dumps(blocks[exp], sort_keys=True, default=str),
                                                       scale, seed)]
         kept = every
