@@ -450,7 +450,8 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
             twin = by_id[c["id"] + "_alg1"]         # (Table III's baseline rows read no FedADMM run: no twin)
             assert twin["check"] == c["check"] + "_alg1" and twin["source"] == c["source"], c["id"]
             assert "Algorithm 1 as printed" in twin["text"]
-        elif c.get("reading", {}).get("frame") in ("table3", "table3_fedsgd", "scaling", "fig10"):
+        elif c.get("reading", {}).get("frame") in ("table3", "table3_fedsgd", "scaling", "fig10") and \
+                "FedADMM" in json.dumps(c["reading"]):     # (SCAFFOLD's "not within 100 rounds" row: no twin)
             twin = by_id[c["id"] + "_alg1"]                # the same reading on the view of Algorithm 1's runs
             assert twin["reading"] == {**c["reading"], "frame": c["reading"]["frame"] + "_alg1"}, c["id"]
             assert twin["source"] == c["source"] and "Algorithm 1 as printed" in twin["text"]
