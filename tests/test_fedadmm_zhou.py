@@ -536,20 +536,22 @@ def test_fig3_qot_flat_cr_band():
     assert v == "fails" and "instance 0: CR 13, 4, 2 at rho = 0.1, 0.5, 0.9" in why
 
 
-def test_fewest_cr_and_fastest_needs_both_halves(monkeypatch):
+def test_fewest_cr_and_fastest_needs_both_halves():
     # contribution d) says "the fewest CR and the shortest computational time": never decided on one half
     import fedrepro.papers.fedadmm_zhou.claims as zc
-    from fedrepro.claims import NotTestable, Replicates, decide
+    from fedrepro.claims import NotTestable, decide
 
-    cr = [Replicates([0.9, 0.95] * 4, label="cr")]         # 8 instances: one of 2 halves fails at 1 - 0.05/2
-    monkeypatch.setattr(zc, "fewest_cr_overall", lambda f, s, exps=None: cr)
-    out = zc.fewest_cr_and_fastest({}, {})                       # no timing pass at all
-    assert isinstance(out, NotTestable) and "time half" in out.reason and "CR half" in out.reason
-    monkeypatch.setattr(zc, "_time_share_pooled", lambda s, exps=None: Replicates([0.2, 0.3, 0.25, 0.3] * 2,
-                                                                                  label="time"))
-    out = zc.fewest_cr_and_fastest({}, {})
-    assert [r.label for r in out] == ["cr", "time"]
+    s = _cr(200, 400, lambda a: (20, 25) if a == "fedadmm" else (30, 40))      # FedADMM's CR lowest at both m
+    out = zc.fewest_cr_and_fastest({}, s, exps=["fig5_ls"])                      # no timing pass at all
+    assert isinstance(out, NotTestable) and "time half" in out.reason and "missing: fig5_ls" in out.reason
+    assert out.reason.endswith("; CR half: share of all settings with FedADMM's CR lowest 1 (n=8)")
+    slow = _timing(s, "fig5_ls", lambda a, m, i: 3.0 if a == "fedadmm" else 1.0)  # ... but never the fastest
+    out = zc.fewest_cr_and_fastest({}, slow, exps=["fig5_ls"])
+    assert [r.label for r in out] == [f"share of all settings with FedADMM's {w} lowest" for w in ("CR", "CPU time")]
+    assert [list(r.values) for r in out] == [[1.0] * 8, [0.0] * 8]
     assert decide(out, 0.5, "gt").verdict == "fails"              # the CR half alone would hold
+    fast = _timing(s, "fig5_ls", lambda a, m, i: 1.0 if a == "fedadmm" else 2.0)
+    assert decide(zc.fewest_cr_and_fastest({}, fast, exps=["fig5_ls"]), 0.5, "gt").verdict == "holds"
 
 
 def test_fig1_fewest_cr_is_decided_by_its_components_at_every_k0_above_1():

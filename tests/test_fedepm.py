@@ -548,6 +548,23 @@ def test_capped_baseline_makes_the_cr_difference_a_bound():
     assert _judge("fig3_no_capped_runs", s)[0] == "fails"
 
 
+def test_capped_runs_reads_no_cap_in_fig3_and_every_baseline_capped_without_stop2():
+    from fedrepro.papers.fedepm.claims import capped_runs
+
+    rows = [{"algorithm": a, "instance": i, "cell": f"{a}{i}", "rounds": 500 if a != "fedepm" else 40, "m": 50,
+             "k0": 12, "run_cpu_time": 1.0, "run_local_cpu_time": 1.0, "objective_per_client": 0.5,
+             "status": "max_rounds" if a != "fedepm" else "converged"} for a in ("sfedavg", "sfedprox", "fedepm")
+            for i in range(3)]
+    stop = {"stop_paper": pd.DataFrame(rows)}
+    out = capped_runs({}, stop, exp="stop_paper", every=True)
+    assert out.value is True and out.why == "6 of 6 baseline runs capped"          # FedEPM's runs are not read
+    stop["stop_paper"].loc[0, "status"] = "converged"
+    assert capped_runs({}, stop, exp="stop_paper", every=True).value is False
+    assert capped_runs({}, {}, exp="stop_paper", every=True) is None and capped_runs({}, {}) is None
+    out = capped_runs({}, {"fig3": stop["stop_paper"]}, exp="fig3")
+    assert out.value is False and out.why == "5 of 9 fig3 runs hit the cap"
+
+
 def _fitted_ratio(x, y, capped=None):
     """(ratio, lower bound, upper bound) of query.trend on one trial's points (``capped``: lower bounds)."""
     from fedrepro.claims.query import PerSeed, trend

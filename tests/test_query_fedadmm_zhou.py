@@ -43,3 +43,25 @@ def test_lowest_share_as_a_measure_in_a_reading():
                               {"runs": lambda frames, summaries: df}, name="x")
     r = check({}, {})
     assert [x.label for x in r] == ["share"] and list(r[0].values) == [0.0, 1.0]
+
+
+def test_both_halves_never_decides_on_one_half():
+    from fedrepro.claims import NotTestable, Replicates
+
+    cr, tm = [Replicates([1.0, 2.0], label="cr a"), Replicates([3.0], label="cr b")], [Replicates([0.5], label="t")]
+    assert q.both_halves(cr, tm) == cr + tm
+    assert q.both_halves(cr, []) is None and q.both_halves([], tm) is None and q.both_halves(None, tm) is None
+    out = q.both_halves(cr, NotTestable("no timing pass"))          # the half this build has is named
+    assert isinstance(out, NotTestable) and out.reason == "no timing pass; CR half: cr a 1.5 (n=2); cr b 3 (n=1)"
+    shown = q.both_halves(cr, NotTestable("x"), show=lambda r: r.label, sep=", ", name="first")
+    assert shown.reason == "x; first: cr a, cr b"
+    assert q.both_halves([], NotTestable("x")).reason == "x"          # nothing to name
+
+
+def test_params_of_reads_the_first_matching_runs_configuration():
+    df = pd.DataFrame({"algorithm": ["a", "b", "b"], "params": ['{"k0": 1}', '{"k0": 5, "rho": 0.5}', '{"k0": 9}'],
+                       "problem": ['{"lam": 0.001}'] * 3})
+    assert q.params_of(df, algorithm="b") == {"k0": 5, "rho": 0.5}          # the first of b's runs
+    assert q.params_of(df) == {"k0": 1} and q.params_of(df, "problem") == {"lam": 0.001}
+    assert q.params_of(df, algorithm="c") is None and q.params_of(None) is None
+    assert q.params_of(df, "nothing") is None and q.params_of(df, k0=1) is None   # no such column

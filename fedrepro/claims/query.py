@@ -21,6 +21,7 @@ of the functions a check reaches here (:mod:`fedrepro.claims.registration`).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import reduce
 from typing import Callable, Iterable, Mapping
@@ -961,6 +962,22 @@ def read_across(paper: str, check: str, frames, summaries, reading: Mapping, swe
     return bad or across(paper, check, got, name=name, context=context, side=sides)
 
 
+def both_halves(first, second, show: Callable = lambda r: f"{r.label} {r.estimate:.3g} (n={r.n})", sep: str = "; ",
+                name: str = "CR half"):
+    """The components of a statement about two quantities (e.g. "the fewest CR and the shortest time"), never
+    decided on one alone: ``first + second`` (lists of components) when both have some, None when either has
+    none; a :class:`NotTestable` ``second`` (e.g. no timing pass) stays one, its reason followed by ``first``'s
+    components (each ``show(r)``, joined by ``sep``, after ``name``) so that the half this build has is seen."""
+    if isinstance(second, NotTestable):
+        return NotTestable(second.reason + (f"; {name}: " + sep.join(show(r) for r in first) if first else ""))
+    return first + second if first and second else None
+
+def params_of(df, column: str = "params", **where) -> dict | None:
+    """The JSON mapping in ``column`` (a run's parameters; ``problem``: its problem) of the first row of ``df``
+    matching ``where`` (:func:`select`): what a run was configured with; None without such a row."""
+    rows = select(df, **where)
+    return json.loads(rows[column].iloc[0]) if len(rows) and column in rows.columns else None
+
 __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "curves", "final", "value_at",
            "mean_over", "rounds_to", "column", "measure", "quantity", "compile_reading",
            "lowest_share", "lowest_margin", "ahead", "initial", "fixed", "advantages", "substitute", "decided_across", "swept", "across_values",
@@ -968,4 +985,4 @@ __all__ = ["PerSeed", "EMPTY", "extreme", "select", "settings", "label_of", "cur
            "trend", "value_at_each", "stats_table", "per_instance", "lowest_any", "trends", "informative", "gaps",
            "stays_from",
            "memo_frame", "beside", "listing", "informative_gap", "reaches", "saved", "filled", "read_filled",
-           "notes", "read_beside", "read_across"]
+           "notes", "read_beside", "read_across", "both_halves", "params_of"]

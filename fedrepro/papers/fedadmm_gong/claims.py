@@ -13,7 +13,7 @@ import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
 from fedrepro.claims.query import (EMPTY, PerSeed, against_paper, explain, extreme, final, mean_of, mean_over,
-                                   outcome, outcome_of, rounds_to, select)
+                                   outcome, outcome_of, reaches, select)
 from fedrepro.papers.fedadmm_gong.analysis import (ALG1, DATASETS, EARLY, HEAD, PAPER_TABLE3, PAPER_TABLE4,
                                                    PAPER_TABLE5, PARTITIONS, TABLE3_COLUMNS, best_prox,
                                                    for_variant, layout, runs_of, sub_target, table6_frame, target,
@@ -65,8 +65,8 @@ def _alg1_frames(frames) -> _VariantFrames:
 
 def alg1(check):
     """``check`` for Algorithm 1 as printed (Option I) instead of the early code (:func:`_alg1_frames`)."""
-    def run(frames, summaries):
-        return check(_alg1_frames(frames), summaries)
+    def run(frames, summaries, **args):              # args: the claim's args: (claims.yaml)
+        return check(_alg1_frames(frames), summaries, **args)
     run.__name__ = f"{check.__name__}_alg1"
     run.__doc__ = f"Algorithm 1 as printed (Option I; ``<exp>_alg1``): {check.__doc__ or check.__name__}"
     return run
@@ -96,10 +96,7 @@ def finals(sub: pd.DataFrame) -> PerSeed:
 
 def seed_rounds(sub: pd.DataFrame) -> PerSeed:
     """Per seed: the first round >= 1 reaching the model run's target (T + 1, a lower bound, when not reached)."""
-    if sub.empty:
-        return EMPTY
-    curve = sub[sub["round"] >= 1].groupby(["seed", "round"], as_index=False)["acc"].mean()
-    return rounds_to(curve, "acc", sub_target(sub) - 1e-12)
+    return EMPTY if sub.empty else reaches(sub.assign(target=sub_target(sub)), "acc", "target", 1, 1e-12)
 
 
 def _prox_runs(sub: pd.DataFrame) -> pd.DataFrame:
@@ -140,12 +137,6 @@ def _table3(df):
     return [(c, df[df["setting"] == c]) for c in TABLE3_COLUMNS if c in present]
 
 
-def _speedups(df, sgd):
-    """Per Table III column with FedSGD runs: FedSGD's rounds over FedADMM's (per seed)."""
-    return [(s, seed_rounds(g).ratio(_admm_rounds(sub))) for s, sub in _table3(df)
-            for g in [sgd[sgd["setting"] == s]] if not g.empty]
-
-
 @check("table3")
 def table3_fedadmm_rounds_paper(df, methods=("FedADMM",)):
     """Our rounds to target of ``methods`` (FedProx at its best ρ) per Table III column, as ratios to the paper's."""
@@ -158,46 +149,30 @@ def table3_fedadmm_rounds_paper(df, methods=("FedADMM",)):
 
 @check("table3", "table3_fedsgd")
 def table3_fedsgd_speedup_paper(df, sgd):
-    """FedADMM's speedup over FedSGD per Table III column, as ratios to the paper's (29.7× ... 130×)."""
-    return against_paper([(s, sp, PAPER_FEDSGD_SPEEDUP[TABLE3_COLUMNS.index(s)]) for s, sp in _speedups(df, sgd)],
-                         "speedup over FedSGD", BOUND_NOTE)
+    """FedADMM's speedup over FedSGD (FedSGD's rounds over FedADMM's, per seed) per Table III column with FedSGD
+    runs, as ratios to the paper's (29.7× ... 130×)."""
+    cells = [(s, seed_rounds(g).ratio(_admm_rounds(sub)), PAPER_FEDSGD_SPEEDUP[TABLE3_COLUMNS.index(s)])
+             for s, sub in _table3(df) if not (g := sgd[sgd["setting"] == s]).empty]
+    return against_paper(cells, "speedup over FedSGD", BOUND_NOTE)
 
 
-def _reduction_over_columns(df, how: str, label: str):
-    """Per seed: FedADMM's reduction of rounds over the best baseline (%), over the columns by ``how``."""
+@check("table3")
+def table3_reduction(df, how: str = "mean"):
+    """Per seed: the mean (``how: max``: the largest) over Table III's columns of FedADMM's reduction of rounds over
+    the best baseline (%)."""
     reds = [(s, _admm_rounds(sub).reduction(_best_rounds(sub, "best"))) for s, sub in _table3(df)]
     if not reds:
         return None
     across = extreme([b for _, b in reds], lowest=False) if how == "max" else mean_of(b for _, b in reds)
+    label = "largest reduction over the columns, %" if how == "max" else "mean reduction over the columns, %"
     return outcome(across.rep(label), detail=explain(reds, "%") + BOUND_NOTE)
-
-
-@check("table3")
-def table3_mean_reduction(df):
-    """Per seed: the mean over Table III's columns of FedADMM's reduction of rounds over the best baseline (%)."""
-    return _reduction_over_columns(df, "mean", "mean reduction over the columns, %")
-
-
-@check("table3")
-def table3_max_reduction(df):
-    """Per seed: the largest over Table III's columns of FedADMM's reduction over the best baseline (%)."""
-    return _reduction_over_columns(df, "max", "largest reduction over the columns, %")
-
-
-def _not_reached(df, columns, pick):
-    """Per column (None unless all are present): the rounds to target of ``pick(rows)`` (per seed)."""
-    subs = [(s, df[df["setting"] == s]) for s in columns]
-    return None if any(sub.empty for _, sub in subs) else [(s, seed_rounds(pick(sub))) for s, sub in subs]
 
 
 @check("table3", label="{}: FedProx (best ρ) rounds to target", unit="", note=BOUND_NOTE)
 def fedprox_fails_mnist_noniid(df):
-    return _not_reached(df, ["MNIST-100 non-IID", "MNIST-1000 non-IID"], _prox_runs)
-
-
-@check("table3", label="{}: SCAFFOLD rounds to target", unit="", note=BOUND_NOTE)
-def scaffold_fails_cifar_noniid(df):
-    return _not_reached(df, ["CIFAR-1000 non-IID"], lambda sub: runs_of(sub, "SCAFFOLD"))
+    """MNIST non-IID, m = 100 and 1000 (None unless both ran): FedProx's rounds to target at its best ρ, per seed."""
+    subs = [(s, df[df["setting"] == s]) for s in ("MNIST-100 non-IID", "MNIST-1000 non-IID")]
+    return None if any(sub.empty for _, sub in subs) else [(s, seed_rounds(_prox_runs(sub))) for s, sub in subs]
 
 
 # ---- Figs. 3-5: populations -----------------------------------------------------------------------------
@@ -210,22 +185,19 @@ def _growth(df, ds, part, measure) -> tuple[str, PerSeed] | None:
     return f"{DATASETS[ds]} {PARTITIONS[part]} m={hi} vs m={lo}", g
 
 
-@check("scaling", label="{}: reduction growth, pp", note=BOUND_NOTE)
-def reduction_grows_with_m(df):
-    """Fig. 4 panels: FedADMM's reduction of rounds over the best baseline, largest m minus smallest (pp)."""
+@check("scaling")
+def grows_with_m(df, what: str = "margin"):
+    """Fig. 3 panels: FedADMM's final-accuracy margin over the best baseline (``what: reduction``: Fig. 4 panels, its
+    reduction of rounds over the best baseline), largest m minus smallest (pp)."""
     reduction = lambda sub: _admm_rounds(sub).reduction(_best_rounds(sub))  # noqa: E731
-    return [g for ds, part in layout()["fig4_partition"].items() if (g := _growth(df, ds, part, reduction))]
-
-
-@check("scaling", label="{}: margin growth, pp")
-def gap_grows_with_m(df):
-    """Fig. 3 panels: FedADMM's final-accuracy margin over the best baseline, largest m minus smallest (pp)."""
-    return [g for ds, part in layout()["fig3_partition"].items() if (g := _growth(df, ds, part, _gap))]
+    fig, measure = ("fig4", reduction) if what == "reduction" else ("fig3", _gap)
+    parts = [g for ds, part in layout()[f"{fig}_partition"].items() if (g := _growth(df, ds, part, measure))]
+    return outcome_of(parts, "{}: " + what + " growth, pp", " pp", BOUND_NOTE if what == "reduction" else "")
 
 
 @check("scaling")
 def growth_larger_noniid(df):
-    """Per dataset: the margin growth with m (:func:`gap_grows_with_m`), non-IID minus IID (pp)."""
+    """Per dataset: the margin growth with m (:func:`grows_with_m`), non-IID minus IID (pp)."""
     reps, parts = [], []
     for ds in ("fashion_mnist", "cifar10"):
         a, b = _growth(df, ds, "label_shards", _gap), _growth(df, ds, "iid", _gap)
@@ -339,9 +311,9 @@ def table2_counts(frames, summaries):
                    detail=f"CNN 1 {build_model('cnn1').n_params:,}, CNN 2 {build_model('cnn2').n_params:,}")
 
 
-def _table6(frames, ds):
-    """Sample std of the client sizes of the imbalanced split of the full training set. The sizes are
-    fixed by the partition rule (group g's two members get g shards each, the last group the rest),
+def table6_std(frames, summaries, ds: str):
+    """Sample std of the client sizes of the imbalanced split of ``ds`` (args) of the full training set. The sizes
+    are fixed by the partition rule (group g's two members get g shards each, the last group the rest),
     whatever the random shard assignment: a deterministic quantity."""
     if frames.get("fig10") is None:
         return None
@@ -355,18 +327,10 @@ def _table6(frames, ds):
                           f"mean {r['mean']:.2f}, sizes {int(r['min'])}-{int(r['max'])}")
 
 
-def table6_fmnist_std(frames, summaries):
-    return _table6(frames, "fashion_mnist")
-
-
-def table6_cifar_std(frames, summaries):
-    return _table6(frames, "cifar10")
-
-
-CHECKS.update({f.__name__: f for f in (table2_counts, table6_fmnist_std, table6_cifar_std)})
+CHECKS.update({f.__name__: f for f in (table2_counts, table6_std)})
 # the checks of Table III, Figs. 3-5 and Fig. 10 once more for Algorithm 1 as printed (GO-15)
-ALG1_CHECKS = ("table3_fedadmm_rounds_paper", "table3_fedsgd_speedup_paper", "table3_mean_reduction",
-               "table3_max_reduction", "reduction_grows_with_m", "gap_grows_with_m", "growth_larger_noniid",
+ALG1_CHECKS = ("table3_fedadmm_rounds_paper", "table3_fedsgd_speedup_paper", "table3_reduction",
+               "grows_with_m", "growth_larger_noniid",
                "fig10_especially_cifar", "table3_local_computation", "eta05_slower_early_iid", "table4_rounds_paper",
                "table5_fedadmm_rounds_paper", "rho_increase_helps")
 CHECKS.update({f"{name}_alg1": alg1(CHECKS[name]) for name in ALG1_CHECKS})
@@ -413,11 +377,8 @@ def _view(*exps, variant: bool = False, then=None):
     return view
 
 
-VIEWS = {name + sfx: _view(*exps, variant=bool(sfx))
-         for name, exps in {"table3": ("table3",), "table3_fedsgd": ("table3", "table3_fedsgd"),
-                            "scaling": ("scaling",), "fig10": ("fig10",)}.items() for sfx in ("", "_alg1")}
-VIEWS.update({e + sfx: _view(e, variant=bool(sfx)) for e in ("fig6_constant", "table5") for sfx in ("", "_alg1")},
-             fig8=_view("fig8"), fig8_sequential=_view("fig8", "fig8_sequential"))
-VIEWS.update({"table4" + sfx: _view("table4", variant=bool(sfx), then=_e_ends) for sfx in ("", "_alg1")})
-VIEWS.update({"fig6" + sfx: _view("fig6_constant", "fig6_schedule", variant=bool(sfx), then=_switch)
-              for sfx in ("", "_alg1")})
+VIEWS = {n + sfx: _view(*exps, variant=bool(sfx), then=then) for sfx in ("", "_alg1") for n, (exps, then) in {
+    "table3": (("table3",), None), "table3_fedsgd": (("table3", "table3_fedsgd"), None), "scaling": (("scaling",), None),
+    "fig10": (("fig10",), None), "fig6_constant": (("fig6_constant",), None), "table5": (("table5",), None),
+    "table4": (("table4",), _e_ends), "fig6": (("fig6_constant", "fig6_schedule"), _switch)}.items()}
+VIEWS.update(fig8=_view("fig8"), fig8_sequential=_view("fig8", "fig8_sequential"))

@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.claims import NotTestable, Outcome, Replicates
-from fedrepro.claims.query import lowest_margin, lowest_share, per_instance, select, settings
+from fedrepro.claims.query import (both_halves, lowest_margin, lowest_share, params_of, per_instance, select,
+                                   settings)
 from fedrepro.papers.fedadmm_zhou.analysis import ALGS, LABELS, choose_steps
 
 BASELINES = [a for a in ALGS if a != "fedadmm"]
@@ -123,38 +124,24 @@ def instance_times(summaries, exp, x) -> pd.DataFrame | None | NotTestable:
 
 
 # ---- contribution d): "FedADMM best" shares of all settings ---------------------------------------------
-def fewest_cr_overall(frames, summaries, exps=OVERALL):
-    """Per instance, the share of every setting of ``exps`` run for it (experiments with fewer instances,
-    e.g. Fig. 5, contribute to the low indices only) at which FedADMM's CR is strictly the lowest."""
-    c = select(chosen_view(frames, summaries), experiment=list(exps))
-    r = lowest_share(c, "fedadmm", "algorithm", ["experiment", "x"], "rounds", by="instance", capped="capped",
-                     complete=len(BASELINES)).rep("share of all settings with FedADMM's CR lowest")
-    return [r] if r is not None else None
+def fewest_cr_and_fastest(frames, summaries, exps=OVERALL):
+    """Both halves of contribution d) (``exps``: Figs. 2-5; Sec. 5.4.4: Fig. 5): per instance, the share of every
+    setting of ``exps`` run for it (experiments with fewer instances, e.g. Fig. 5, contribute to the low indices
+    only) at which FedADMM's CR is strictly the lowest, and per instance, the share of all settings of ``exps``
+    (every experiment with a timing pass: NotTestable without them) at which its CPU time (the median over its
+    timing repetitions) is; the claim needs both (never one half alone)."""
+    def share(rows, value, what, complete=1):
+        return lowest_share(rows, "fedadmm", "algorithm", ["experiment", "x"], value, by="instance", capped="capped",
+                            complete=complete).rep(f"share of all settings with FedADMM's {what} lowest")
 
-
-def _time_share_pooled(summaries, exps=OVERALL):
-    """Per instance: the share of all settings of ``exps`` (every experiment with a timing pass) at which
-    FedADMM's CPU time (the median over its timing repetitions) is strictly the lowest; NotTestable without the
-    timing passes."""
+    cr = share(select(chosen_view(frames, summaries), experiment=list(exps)), "rounds", "CR", len(BASELINES))
     timed = {e: instance_times(summaries, e, SWEPT[e]) for e in exps}
     missing = [e for e, tm in timed.items() if tm is None or isinstance(tm, NotTestable)]
-    if missing:
-        return NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
-                           f"{', '.join(missing)} (set timing_repeats in {YAML})")
-    return lowest_share(_pooled(list(timed.items())), "fedadmm", "algorithm", ["experiment", "x"], "time",
-                        by="instance", capped="capped").rep("share of all settings with FedADMM's CPU time lowest")
-
-
-def fewest_cr_and_fastest(frames, summaries, exps=OVERALL):
-    """Both halves of contribution d) (``exps``: Figs. 2-5; Sec. 5.4.4: Fig. 5): per instance, the share of all
-    settings with FedADMM's CR lowest, and per instance, the share with its CPU time lowest; the claim
-    needs both (never one half alone)."""
-    cr = fewest_cr_overall(frames, summaries, exps)
-    tm = _time_share_pooled(summaries, exps)
-    if isinstance(tm, NotTestable):
-        halves = ", ".join(f"{r.label} {np.mean(r.values):.3g} (n={len(r.values)})" for r in cr or [])
-        return NotTestable(tm.reason + ("; CR half: " + halves if cr else ""))
-    return (cr or []) + [tm] if cr else None
+    tm = NotTestable(f"the time half needs the timing pass of every experiment it spans; missing: "
+                     f"{', '.join(missing)} (set timing_repeats in {YAML})") if missing else [
+        share(_pooled(list(timed.items())), "time", "CPU time")]
+    return both_halves([cr] if cr is not None else None, tm, sep=", ",
+                       show=lambda r: f"{r.label} {np.mean(r.values):.3g} (n={len(r.values)})")
 
 
 def every_setting(frames, summaries, exps):
@@ -177,12 +164,8 @@ def every_setting(frames, summaries, exps):
                 out.append(r)
         return out
 
-    crs = half(chosen_view, "rounds", "instance", len(BASELINES), "fewest baseline CR")
-    tm = half(timed_view, "time", "instance", 1, "fastest baseline CPU time")
-    if isinstance(tm, NotTestable):
-        halves = "; ".join(f"{r.label} {r.estimate:.3g} (n={r.n})" for r in crs)
-        return NotTestable(tm.reason + ("; CR half: " + halves if crs else ""))
-    return crs + tm if crs and tm else None
+    return both_halves(half(chosen_view, "rounds", "instance", len(BASELINES), "fewest baseline CR"),
+                       half(timed_view, "time", "instance", 1, "fastest baseline CPU time"))
 
 
 # ---- text-only statements and identities -------------------------------------------------------------
@@ -191,18 +174,9 @@ def remark41(frames, summaries):
     return Replicates([remark41_probability(5, 0.9)], label="p_i (s0 = 5, |Omega| = 0.9 m)", deterministic=True)
 
 
-def _params(frames, exp, alg):
-    """The parameters of ``alg``'s first run in ``exp`` (None without one)."""
-    df = frames.get(exp)
-    if df is None or not len(df):
-        return None
-    d = df[df["algorithm"] == alg]
-    return json.loads(d["params"].iloc[0]) if len(d) else None
-
-
 def parameters(frames, summaries, exp, algs, values):
     """True when the runs of ``algs`` in ``exp`` use the paper's parameter ``values`` (``args`` in claims.yaml)."""
-    ps = [_params(frames, exp, a) for a in algs]
+    ps = [params_of(frames.get(exp), algorithm=a) for a in algs]
     if any(p is None for p in ps):
         return None
     return all(p[k] == v for p in ps for k, v in values.items())
@@ -260,12 +234,6 @@ def reach_states(frames, chosen, summary, rel=2e-4):
     return out
 
 
-def _runs_text(runs):
-    """The runs of :func:`reach_states` as a why text."""
-    return "; ".join(f"instance {r['instance']} {LABELS[r['alg']]} k0 = {r['k0']} "
-                     f"({r['status']}{', ' + r['note'] if r['note'] else ''})" for r in runs)
-
-
 def fig1_all_reach(frames, summaries):
     """'All algorithms eventually achieve the same objective' (Fig. 1's setting, fig2_ls), decided by its
     components (issue #43): one per (baseline, k0), per instance 1 when the chosen run reached FedADMM's
@@ -286,7 +254,9 @@ def fig1_all_reach(frames, summaries):
                                    label=f"{LABELS[alg]} reaches f_A at k0 = {_fmt(k0)} (1: yes, 0: no)",
                                    lower_bound=[r["state"] is None for r in rs]))
     bad = [r for r in runs if r["state"] is not True]
-    why = (f"{len(bad)} of {len(runs)} runs did not reach f_A: {_runs_text(bad)}"
+    text = "; ".join(f"instance {r['instance']} {LABELS[r['alg']]} k0 = {r['k0']} "
+                     f"({r['status']}{', ' + r['note'] if r['note'] else ''})" for r in bad)
+    why = (f"{len(bad)} of {len(runs)} runs did not reach f_A: {text}"
            + (f" ({_cap_note(summaries, ['fig2_ls'])})" if any(r["state"] is None for r in bad) else "")) if bad else ""
     return Outcome(reps, why=why)
 

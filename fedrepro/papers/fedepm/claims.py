@@ -111,13 +111,17 @@ def fedepm_declines_fastest(frames, summaries):
     return [r for r in reps if r is not None] or None
 
 
-def capped_runs_fig3(frames, summaries):
-    """No fig3 run hit the 500-round cap (with the code stop rules every run stops by its rule)."""
-    t = _table(summaries, "fig3")
-    if t is None:
+def capped_runs(frames, summaries, exp: str = "fig3", every: bool = False):
+    """No run of ``exp`` hit the 500-round cap (fig3: with the code stop rules every run stops by its rule), or
+    (``every``) every baseline run did (stop_paper: the paper's stopping rules, no stop2); args: in claims.yaml."""
+    t = _table(summaries, exp)
+    t = select(t, algorithm=list(BASELINES)) if every else t
+    if t is None or not len(t):
         return None
     n = int(t["capped"].sum())
-    return Outcome(n == 0, why=f"{n} of {len(t)} fig3 runs hit the cap" if n else "")
+    if every:
+        return Outcome(n == len(t), why=f"{n} of {len(t)} baseline runs capped")
+    return Outcome(n == 0, why=f"{n} of {len(t)} {exp} runs hit the cap" if n else "")
 
 
 # ---- CPU times: the timing passes (table1, the fig3 grid with the paper's one-client-at-a-time loop, decides the
@@ -190,29 +194,25 @@ def fedepm_lct_growth_k20_over_k4_m50(frames, summaries):
     return Outcome(out.value, why=why, detail=out.detail)
 
 
-def tct_trend(frames, summaries, exp, x, group, label, unit="", by=None):
-    """Per trial of ``exp``'s timing pass: the fitted ratio (query.trend) of its TCT from the smallest to the largest
-    ``x`` (timing keys ``by``, default ``[x]``), per setting of ``group``, with the TCT at each ``x`` (mean over
-    trials); the claims' parameters are their ``args:`` in claims.yaml."""
-    head, stats = _timing(summaries, exp, by or [x], "TCT")
-    if stats is None:
-        return head
-    fits = trends(stats, x, group, lambda rows: _q(rows, "TCT"))
-    detail = [f"{_tag(s)}: mean TCT " + "/".join(f"{v:.3g}" for v in means) + " s" for s, _, means in fits]
-    return Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits],
-                   detail="; ".join([head + unit, *detail]))
-
-
 # ---- Fig. 4, Fig. 5: CR trends over rho and epsilon, SNR steps ------------------------------------------
-def cr_trend(frames, summaries, exp, x, label, head=False):
-    """Per trial, the fitted CR ratio (query.trend: least squares of log CR on ``x``) from the smallest to the
-    largest ``x``, every algorithm (``head``: the grid first in the detail); parameters: ``args:`` in claims.yaml."""
-    t = _table(summaries, exp)
-    fits = [] if t is None else trends(t, x, ["algorithm"], lambda rows: _q(rows, "CR"))
-    detail = [f"{_tag(s)}: mean CR " + "/".join(f"{v:.1f}" for v in means) for s, _, means in fits]
-    xs = [f"{x} = " + "/".join(f"{v:g}" for v in sorted(t[x].unique()))] if head and fits else []
-    return Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits], detail="; ".join(xs + detail)) \
-        if fits else None
+def fitted_trend(frames, summaries, exp, x, label, key="CR", group=("algorithm",), unit="", by=None, head=False):
+    """Per trial, the fitted ratio (query.trend: least squares of log ``key`` on ``x``) of ``key`` from the smallest to
+    the largest ``x``, per setting of ``group``, with its mean at each ``x`` (over trials) in the detail: ``CR`` of
+    ``exp``'s runs (``head``: the grid first; None without a fit), or ``TCT`` of its timing pass (timing keys ``by``,
+    default ``[x]``; ``unit`` after the pass's description); the claims' parameters are their ``args:`` in claims.yaml."""
+    if key == "TCT":
+        first, t = _timing(summaries, exp, by or [x], key)
+        if t is None:
+            return first
+    else:
+        t = _table(summaries, exp)
+    fits = [] if t is None else trends(t, x, list(group), lambda rows: _q(rows, key))
+    fmt, end = ("{:.3g}", " s") if key == "TCT" else ("{:.1f}", "")
+    detail = [f"{_tag(s)}: mean {key} " + "/".join(fmt.format(v) for v in means) + end for s, _, means in fits]
+    grid = [f"{x} = " + "/".join(f"{v:g}" for v in sorted(t[x].unique()))] if head and fits else []
+    out = Outcome([fit.rep(f"{label}, {_tag(s)}", "log") for s, fit, _ in fits],
+                  detail="; ".join(([first + unit] if key == "TCT" else grid) + detail))
+    return out if fits or key == "TCT" else None
 
 
 def snr_increases_with_epsilon(frames, summaries):
@@ -229,13 +229,6 @@ def snr_increases_with_epsilon(frames, summaries):
 
 
 # ---- variants (fidelity checks of spec 7-A9; 7-A4 and 7-A13 are readings as data) ------------------------
-def paper_stop_baselines_capped(frames, summaries):
-    """Every baseline run hit the 500-round cap under the paper's stopping rules (no stop2)."""
-    t = select(_table(summaries, "stop_paper"), algorithm=list(BASELINES))
-    return Outcome(bool(t["capped"].all()), why=f"{int(t['capped'].sum())} of {len(t)} baseline runs capped") \
-        if len(t) else None
-
-
 def noise_falls_with_epsilon(frames, summaries):
     """Eq. (39) as we run it: the Laplace scale nu_i = 2 ||g_i||_1 / (eps mu) of the same clients' state strictly
     decreases along Fig. 5's epsilon grid (a fact of the formula, 1 / eps: a check, not a finding)."""
@@ -247,12 +240,12 @@ def noise_falls_with_epsilon(frames, summaries):
 
 
 CHECKS = {f.__name__: f for f in [
-    cr_falls_with_k0, final_objective_spread, fedepm_declines_fastest, capped_runs_fig3, lct_m100_over_m50,
+    cr_falls_with_k0, final_objective_spread, fedepm_declines_fastest, capped_runs, lct_m100_over_m50,
     sfedprox_over_sfedavg_lct_m50, fedepm_lct_growth_k20_over_k4_m50, snr_increases_with_epsilon,
-    paper_stop_baselines_capped, noise_falls_with_epsilon,
+    noise_falls_with_epsilon,
 ]}
 # parametrised checks (args: in claims.yaml) under one name per rule of decision (fedrepro.claims.sweep.claims_by_check)
 CHECKS.update(dict.fromkeys(["fedepm_lowest_time", "sfedprox_above_sfedavg_lct", "sfedavg_over_fedepm_lct_k4_m50",
                              "sfedavg_over_fedepm_lct_k20_m50", "baseline_lct_growth_k20_over_k4_m50"], time_ratio))
-CHECKS.update(dict.fromkeys(["tct_falls_with_k0", "tct_rises_with_rho", "tct_trend_over_epsilon"], tct_trend))
-CHECKS.update(dict.fromkeys(["cr_falls_with_rho", "cr_trend_over_epsilon"], cr_trend))
+CHECKS.update(dict.fromkeys(["tct_falls_with_k0", "tct_rises_with_rho", "tct_trend_over_epsilon", "cr_falls_with_rho",
+                             "cr_trend_over_epsilon"], fitted_trend))
