@@ -419,11 +419,11 @@ def test_the_paper_fragment_expands_and_every_claim_names_a_check():
     other = {"papers": ["fedepm"], "seed": 0}
     assert [c["cell"] for v in all_cells({**other, "scale": "reduced"}).values() for c in v] == \
         [c["cell"] for v in all_cells({**other, "scale": "quick"}).values() for c in v]
-    # verify: the quick cells with 3 seeds (Fig. 6: 5; instance 0 = the quick cell) for every experiment a claim reads
+    # verify: the quick cells with 3 seeds (Fig. 6: 7; instance 0 = the quick cell) for every experiment a claim reads
     verify = all_cells({"papers": ["fedadmm_gong"], "scale": "verify", "seed": 0})
     strip = lambda c: {k: v for k, v in c.items() if k not in ("instance", "seed", "cell")}
     for (_, e), cells in verify.items():
-        n = 5 if e.startswith("fig6") else 3
+        n = 7 if e.startswith("fig6") else 3
         assert {c["instance"] for c in cells} == set(range(n)), e
         zero, q = [strip(c) for c in cells if c["instance"] == 0], [strip(c) for c in quick[("fedadmm_gong", e)]]
         if e == "scaling_alg1":                         # quick: Fig. 5's m = 200 slice of verify's grid (budget)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import unavailable
-from tests.webdriver import Chromium, find_chromium
+from tests.webdriver import Chromium, WebDriverError, find_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
@@ -70,10 +70,20 @@ def open_entry(browser, report, category, subcategory, entry):
     browser.click(browser.find(f"//a[span[normalize-space()='{category}']]"))
     if subcategory:
         browser.click(browser.find(f"//a[span[normalize-space()='{subcategory}']]"))
-    browser.click(browser.find(f"//tr[td[contains(normalize-space(), '{entry}')]]//a[@type='button']"))
+    shown_xpath = "//img[starts-with(@src, 'data:image/png')]" if entry.endswith(".png") else "//iframe"
+    # the entry's button can be clicked before the report's script has bound it (seen once on a loaded
+    # machine: no iframe within 30 s); a click that opened nothing is repeated, at most three times
+    for attempt in range(3):
+        browser.click(browser.find(f"//tr[td[contains(normalize-space(), '{entry}')]]//a[@type='button']"))
+        try:
+            found = browser.find(shown_xpath, timeout=browser.timeout if attempt == 2 else 10)
+            break
+        except WebDriverError:
+            if attempt == 2:
+                raise
     if entry.endswith(".png"):
-        return browser.find("//img[starts-with(@src, 'data:image/png')]")
-    frame = browser.find("//iframe")
+        return found
+    frame = found
     assert browser.displayed(frame)
     browser.enter_frame(frame)
     return browser.find("//body")

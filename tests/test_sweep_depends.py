@@ -56,6 +56,26 @@ def test_an_open_value_keeps_it_undecided_even_where_others_hold_and_fail():
     assert row["verdict"] == "undecided" and row["why"] == out.reason
 
 
+def test_a_sweep_left_open_gives_the_plan_its_replicates_and_need():
+    """The verify plan adds seeds only to claims with replicates and a bounded need: a sweep left open must carry
+    them (the open values' fewest replicates, the most any open value needs), or it is never planned."""
+    from fedrepro.claims.plan import plan
+
+    small = [Replicates([0.3, 0.5, 0.2, 0.6], label="gain")]          # n = 4, positive but not decided at 4
+    out = sweep.across("toy", "gain", [("default", POS), ("ρ1 = 2", small, "ρ1")], name="ρ1")
+    assert isinstance(out, NotTestable) and out.replicates == 4 and out.needed and out.needed > 4
+    row = _evaluate(out)
+    assert row["verdict"] == "undecided" and row["replicates"] == 4 and row["replicates_needed"] == out.needed
+    table = pd.DataFrame([row])
+    p = plan({"toy": table}, {"toy": {"c": ("sweep",)}}, {"toy": {"sweep": (4, 10.0)}}, budget_cpu_s=1e6)
+    assert p.seeds == {("toy", "sweep"): out.needed}
+    # an open value with no bounded need (a zero effect) leaves the sweep unbounded: nothing planned
+    flat = [Replicates([0.0, 0.0, 0.0, 0.0], label="gain")]
+    out = sweep.across("toy", "gain", [("default", POS), ("ρ1 = 2", small, "ρ1"), ("η = 1", flat, "η")], name="ρ1, η")
+    assert isinstance(out, NotTestable) and out.replicates == 4 and out.needed is None
+    assert _evaluate(out)["replicates_needed"] == 0
+
+
 def test_depends_at_a_scale_the_claim_is_not_decided_at_is_undecided():
     out = sweep.across("toy", "gain", [("default", POS), ("ρ1 = 2", NEG)], name="ρ1")
     table = evaluate([{**CLAIM, "testable_at": ["paper"], "untestable_reason": "needs the paper's seeds"}],

@@ -60,9 +60,15 @@ def check_name(claim: dict) -> str:
 @dataclass(frozen=True)
 class NotTestable:
     """Returned by a check when this build cannot decide the claim; ``reason`` says why and which
-    knob would (e.g. "5 of 8 baseline runs hit the max_rounds = 120 cap: scale verify")."""
+    knob would (e.g. "5 of 8 baseline runs hit the max_rounds = 120 cap: scale verify").
+
+    A sweep left open (:func:`fedrepro.claims.sweep.across`) also gives ``replicates`` (the fewest
+    replicates of its open values' components) and ``needed`` (the most replicates any open value needs,
+    None when one of them has no bounded need), so the verify plan can add seeds to it."""
 
     reason: str
+    replicates: int = 0
+    needed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -298,7 +304,10 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             continue
         if isinstance(value, NotTestable) or value is None:
             reason = value.reason if isinstance(value, NotTestable) else "the check found no value in these results"
-            rows.append(_row(paper, claim, why=reason))
+            row = _row(paper, claim, why=reason)
+            if isinstance(value, NotTestable) and value.replicates:
+                row.update(replicates=value.replicates, replicates_needed=value.needed or 0)
+            rows.append(row)
             continue
         decision = decide(value, claim.get("paper_value"), compare, tolerance, alpha)
         shown = (decision.summary() if decision.components else _fmt(value)) + (f" [{detail}]" if detail else "")

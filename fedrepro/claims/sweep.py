@@ -103,8 +103,15 @@ def across(paper: str, check: str, settings, *, name: str, context: str = "", si
                        replicates=min(c.n for *_, d in decided for c in d.components))
     open_ = [lab for lab, *_, d in decided if d.verdict not in (HOLDS, FAILS)]
     need = [d.needed for *_, d in decided if d.needed]
+    # what the verify plan reads: the open values' fewest replicates, and the most any of them needs
+    # (unbounded when one open value has no bounded need: the sweep is decided only when all are)
+    opened = [d for *_, d in decided if d.verdict not in (HOLDS, FAILS)]
+    reps = [c.n for d in opened for c in d.components]
+    bounded = all(d.needed for d in opened)
     return NotTestable(f"undecided at {', '.join(open_)}" + (f" (about {max(need)} seeds would decide)" if need
-                                                            else "") + f" — {detail}")
+                                                            else "") + f" — {detail}",
+                       replicates=min(reps) if reps else 0,
+                       needed=max(d.needed for d in opened) if opened and bounded else None)
 
 
 def _deciding(decided, name: str) -> str:
