@@ -283,7 +283,7 @@ def test_gong_round_count_readings_on_fedadmm_alone_equal_those_on_every_run(tmp
     table3's for the Algorithm 1 twin) the claim's value and verdict are those of the whole experiments."""
     import pandas as pd
 
-    from fedrepro.papers.alone import evaluate_alone
+    from fedrepro.papers.registry import evaluate_alone
     from fedrepro.claims.evaluate import evaluate, load_claims
     from fedrepro.papers.fedadmm_gong.analysis import MLP_TARGETS, TABLE3_COLUMNS
     from fedrepro.papers.registry import checks

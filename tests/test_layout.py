@@ -1,5 +1,7 @@
 """The package tree is layered: data -> problem/model -> algorithm -> loop -> experiments ->
-figures/claims -> papers -> CLI, and no module imports from a layer above its own."""
+figures/claims -> papers -> CLI, and no module imports from a layer above its own: at module level or inside a
+function (an import deferred into a function is still an arrow), relative imports resolved
+(``tests/test_import_graph.py`` checks the same imports for circles)."""
 from __future__ import annotations
 
 import ast
@@ -7,6 +9,7 @@ import re
 from pathlib import Path
 
 import fedrepro
+from tests.test_import_graph import module_name, resolve
 
 PACKAGE = Path(fedrepro.__file__).parent
 
@@ -17,11 +20,17 @@ LAYERS = {
 }
 
 
-def _imports(path: Path):
+def _imports(path: Path, module: str | None = None):
+    """``(module, names, line)`` of every import statement of the file, wherever it stands (module level, inside a
+    function or class); a relative one resolved against ``module`` (default: the file's module in the package)."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module, [a.name for a in node.names], node.lineno
+        if isinstance(node, ast.ImportFrom):
+            name = node.module
+            if node.level:
+                name = resolve(module or module_name(path), path.name == "__init__.py", node.level, node.module)
+            if name:
+                yield name, [a.name for a in node.names], node.lineno
         elif isinstance(node, ast.Import):
             for a in node.names:
                 yield a.name, [], node.lineno
@@ -122,3 +131,38 @@ def test_a_back_arrow_is_detected(tmp_path):
     bad.write_text("from fedrepro.experiments.runner import build_run\n")
     (module, names, _), = list(_imports(bad))
     assert LAYERS[_part(module)] > LAYERS["sim"]
+
+
+def test_an_in_function_back_arrow_is_detected(tmp_path):
+    """An import deferred into a function is an arrow like any other: the claims layer reaching the paper
+    registry from inside a function is flagged."""
+    bad = tmp_path / "fake.py"
+    bad.write_text("def checks(p):\n    from fedrepro.papers.registry import checks\n    return checks(p)\n")
+    (module, names, line), = list(_imports(bad))
+    assert (module, line) == ("fedrepro.papers.registry", 2) and LAYERS[_part(module)] > LAYERS["claims"]
+
+
+def test_a_relative_back_arrow_is_detected(tmp_path):
+    """A relative import is resolved against the file's module: ``from ..papers import registry`` in
+    ``fedrepro.claims.fake`` names the papers layer."""
+    bad = tmp_path / "fake.py"
+    bad.write_text("def checks(p):\n    from ..papers import registry\n    return registry.checks(p)\n")
+    (module, names, _), = list(_imports(bad, module="fedrepro.claims.fake"))
+    assert (module, names) == ("fedrepro.papers", ["registry"]) and LAYERS[_part(module)] > LAYERS["claims"]
+
+
+def test_the_layers_are_those_of_docs_architecture_md():
+    """LAYERS is the order of the table under "The layers" in docs/architecture.md (a row is a layer; parts named
+    in one row share it), so that the arrows checked here are the ones the documentation states."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    documented = {}
+    for rank, cell in enumerate(rows):
+        for name in re.findall(r"`([a-z_]+)(?:/[^`]*|\.py)`", cell):
+            documented[name] = rank
+    ours = {part: rank for part, rank in LAYERS.items() if part not in ("__init__", "schemas")}
+    assert set(documented) == set(ours), (sorted(documented), sorted(ours))
+    for a in ours:
+        for b in ours:
+            assert (ours[a] < ours[b]) == (documented[a] < documented[b]), (a, b, ours, documented)

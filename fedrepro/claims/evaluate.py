@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from fedrepro.experiments.cells import paper_file, read_yaml
+from fedrepro.claims.entries import (Depends, NotTestable, Outcome, check_name, load_claims, revised_after_verdict,
+                                     revision_summary)
 from fedrepro.claims.verdicts import (ALPHA, at_level, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
                                       Decision,
                                       Replicates, accepted_range, decide)
@@ -49,49 +48,6 @@ COLUMNS = ["paper", "claim", "kind", "twin_of", "variant", "place", "quote", "te
            "revised_after_verdict"]
 ALLOWED_KEYS = {"id", "kind", "twin_of", "source", "text", "paper_value", "check", "args", "reading", "compare", "tolerance",
                 "tolerance_why", "experiments", "testable_at", "untestable_reason", "why", "revisions", "variant"}
-
-
-def check_name(claim: dict) -> str:
-    """The key of the claim's check among a paper's checks: its ``check:`` (a claims.py function) or, for a
-    reading written as data (``reading:``, :func:`fedrepro.claims.query.compile_reading`), ``reading:<id>``."""
-    return claim["check"] if claim.get("check") else f"reading:{claim['id']}"
-
-
-@dataclass(frozen=True)
-class NotTestable:
-    """Returned by a check when this build cannot decide the claim; ``reason`` says why and which
-    knob would (e.g. "5 of 8 baseline runs hit the max_rounds = 120 cap: scale verify").
-
-    A sweep left open (:func:`fedrepro.claims.sweep.across`) also gives ``replicates`` (the fewest
-    replicates of its open values' components) and ``needed`` (the most replicates any open value needs,
-    None when one of them has no bounded need), so the verify plan can add seeds to it."""
-
-    reason: str
-    replicates: int = 0
-    needed: int | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A check's value with the explanation shown when the verdict is not ``holds`` (``why``) and
-    context always shown after the value (``detail``: other readings, sensitivity series)."""
-
-    value: Any
-    why: str = ""
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class Depends:
-    """Returned by a check decided across a sweep of a parameter the paper does not state
-    (:func:`fedrepro.claims.sweep.across`) when it holds at some swept values and fails at others: the
-    verdict ``depends``, counted apart from ``undecided``. ``reason`` names the parameters and the values
-    where it holds and fails, ``table`` is the decision at every value (shown as our value and in why),
-    ``replicates`` the fewest replicates of any value's components."""
-
-    reason: str
-    table: str
-    replicates: int = 0
 
 
 def validate_claims(claims, paper: str = "", checks: dict | None = None, experiments=None,
@@ -222,7 +178,6 @@ def load_results(paper: str, experiments, results_dir: str | Path = "results"):
 
 
 def _row(paper, claim, value="—", verdict=UNDECIDED, why="", decision: Decision | None = None):
-    from fedrepro.claims.registration import revised_after_verdict, revision_summary
     src = claim.get("source") or {}
     comps = decision.components if decision else ()
     one = comps[0] if len(comps) == 1 else None
@@ -400,15 +355,6 @@ def _variant(row) -> str:
 def _revised(row) -> str:
     text = getattr(row, "revisions", "") or ""
     return f" ({text.replace('|', '/')})" if text else ""
-
-
-def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:
-    """The entries of the paper's ``fedrepro/papers/<paper>/claims.yaml`` (``[]`` without one)."""
-    path = paper_file(paper, "claims", root)
-    if not path.exists():
-        return []
-    data = read_yaml(path) or []
-    return data.get("claims", []) if isinstance(data, dict) else data
 
 
 STATUS_COLUMNS = ["paper", *VERDICTS, "statements", "revised after a verdict",

@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from fedrepro.claims.evaluate import NotTestable
+from fedrepro.claims.entries import NotTestable
 from fedrepro.claims.verdicts import Replicates
 
 

@@ -48,6 +48,10 @@ import sys
 import types
 from pathlib import Path
 
+# revision_summary and revised_after_verdict (a claim's revisions as claims.md shows them) live with the claim's
+# entry, so that the evaluation does not import this module; they are still named here
+from fedrepro.claims.entries import check_name, load_claims, revised_after_verdict, revision_summary  # noqa: F401
+
 REVISION_KEYS = ("date", "changed", "why", "verdict_before", "value_before", "build_before", "seen_before",
                  "fingerprint")
 REGISTRY_NAME = "readings.yaml"
@@ -155,8 +159,6 @@ def reading(claim: dict) -> dict:
 def fingerprint(claim: dict, checks: dict, paper: str = "", version: int = FINGERPRINT_VERSION) -> str:
     """SHA-256 (hex, 16 characters) of the reading and of the code its check reaches in the check's own
     package (the paper's folder; module docstring), by the algorithm ``version``."""
-    from fedrepro.claims.evaluate import check_name
-
     fn = checks.get(check_name(claim))
     code = {}
     # a reading written as data is compiled by the query layer; the paper's views it uses are its code
@@ -245,8 +247,6 @@ def problems(paper: str, checks: dict, root=None) -> list[str]:
     """Why the paper's readings do not match their registrations (empty when they all do): a claim with no
     registration, a changed reading without a revision, a malformed revision, a registration whose
     claim is gone."""
-    from fedrepro.claims.evaluate import load_claims
-
     claims, reg, version = load_claims(paper, root), load_registry(paper, root), registry_version(paper, root)
     where = f"{paper}/claims.yaml"
     out = []
@@ -285,26 +285,9 @@ def check_registrations(checks_of, papers, root=None) -> list[str]:
     return [p for paper in papers for p in problems(paper, checks_of(paper), root)]
 
 
-def revision_summary(claim: dict) -> str:
-    """One line for claims.md: each revision's date, change and the verdict before it ('' when none)."""
-    revs = claim.get("revisions") or []
-    return "; ".join(f"revised {r.get('date')}: {r.get('changed')} (before: {r.get('verdict_before')}"
-                     f"{', ' + str(r.get('value_before')) if r.get('value_before') else ''}"
-                     f"{', seen first' if r.get('seen_before') else ''})" for r in revs)
-
-
-def revised_after_verdict(claim: dict) -> bool:
-    """True when a revision of what the claim's reading computes or compares came after a verdict of the
-    previous reading was seen (a ``same_values`` revision does not count)."""
-    return any(bool((r or {}).get("seen_before")) and not (r or {}).get("same_values")
-               for r in claim.get("revisions") or [])
-
-
 # ---- the command line -------------------------------------------------------------------------------------
 def register(paper: str, checks: dict, root=None, today: str | None = None) -> list[str]:
     """Register the claims that have no registration; returns their ids (a registered one is never touched)."""
-    from fedrepro.claims.evaluate import load_claims
-
     claims, reg = load_claims(paper, root), load_registry(paper, root)
     if reg and registry_version(paper, root) != FINGERPRINT_VERSION:
         raise ValueError(f"{paper}: its registrations use fingerprint version {registry_version(paper, root)}; "
@@ -343,7 +326,6 @@ def revise(paper: str, cid: str, checks: dict, changed: str, why: str, results="
            seen: bool = True, same_values: bool = False, root=None) -> dict:
     """Append a revision to the claim in its claims file, in place (text edit: comments and layout kept),
     with the verdict and value under the old reading from ``results/<paper>/claims.parquet``."""
-    from fedrepro.claims.evaluate import load_claims
     from fedrepro.experiments.cells import paper_file
 
     claims = {c["id"]: c for c in load_claims(paper, root)}
@@ -369,7 +351,6 @@ def migrate(paper: str, checks: dict, root=None) -> int:
     reading matches its registration or last revision under the file's version (so no change rides along);
     the registration's (or the last revision's) fingerprint is recomputed, the older revisions keep theirs.
     Returns the number of fingerprints rewritten."""
-    from fedrepro.claims.evaluate import load_claims
     from fedrepro.experiments.cells import paper_file
 
     old = registry_version(paper, root)

@@ -9,7 +9,8 @@ scale its ``testable_at`` names (the cheapest of them; verify when it names none
     snakemake --profile workflow/profiles/slurm --config claim=fedadmm_gong/table3_fedadmm_rounds
 
 It writes ``results/<paper>/claims/<id>.md`` (and ``.parquet``): the claim's verdict, from the aggregates of its
-cells under ``results/<paper>/claims/<id>/``; the normal build's results are neither read nor written.
+cells under ``results/<paper>/claims/<id>/`` (:func:`fedrepro.papers.registry.evaluate_alone`: the paper's checks
+are loaded there; this module does not import the registry); the normal build's results are neither read nor written.
 
 A claim whose reading is written as data on the run frames and names the algorithms of each quantity
 (``where: {algorithm: ...}``, :func:`reading_algorithms`) runs those algorithms' cells only. A paper narrows a
@@ -349,7 +350,7 @@ def undecided_bills(paper: str, claim_ids, root: str | Path | None = None) -> di
     return out
 
 
-# ---- the verdict of a claim built alone ----------------------------------------------------------------
+# ---- the frames of a claim built alone (its verdict: fedrepro.papers.registry.evaluate_alone) ----------
 def load_frames(folder: str | Path, experiments, empty=()) -> tuple[dict, dict]:
     """Trace and summary frames of ``experiments`` from ``folder`` (``<experiment>(.summary).parquet``); each of
     ``empty`` (an experiment the target runs no cell of: the reading takes none of its rows) is an empty frame
@@ -368,26 +369,5 @@ def load_frames(folder: str | Path, experiments, empty=()) -> tuple[dict, dict]:
     return frames, summaries
 
 
-def evaluate_alone(build: ClaimBuild, folder: str | Path, skipped: dict | None = None,
-                   root: str | Path | None = None):
-    """(table, markdown): the claim's verdict from its target's aggregates in ``folder``."""
-    from fedrepro.claims.evaluate import evaluate, to_markdown
-    from fedrepro.papers.registry import checks
-
-    exps = build.claim.get("experiments") or []
-    empty = [e for e in exps if not build.cells.get((build.paper, e))]
-    frames, summaries = load_frames(folder, [e for e in exps if e not in empty], empty)
-    table = evaluate([build.claim], checks(build.paper, root), frames, summaries, build.paper, skipped, build.scale)
-    b = bill(build)
-    kept = "; ".join(f"{e}: {len(build.cells[(build.paper, e)])} cells"
-                     + (f" ({', '.join(build.target.algorithms[e]) or 'none'})" if e in build.target.algorithms else "")
-                     for e in exps)
-    head = [f"Built alone at scale {build.scale}: `{b['command']}`", "",
-            f"Cells: {kept}. Bill: {bill_text(b)}." + (f" {build.target.why}" if build.target.why else ""), ""]
-    md = to_markdown(table, f"{build.paper} / {build.id}")
-    title, _, rest = md.partition("\n")
-    return table, "\n".join([title, "", *head, rest.lstrip("\n")])
-
-
 __all__ = ["ClaimTarget", "ClaimBuild", "claim_build", "reading_algorithms", "build_from_config", "claim_scale", "bill", "bill_text",
-           "cell_cost", "command", "runs", "targets", "undecided_bills", "evaluate_alone", "load_frames"]
+           "cell_cost", "command", "runs", "targets", "undecided_bills", "load_frames"]

@@ -152,3 +152,24 @@ def undecided_alone(table, paper: str, root: str | Path | None = None) -> dict:
     open_ = {verdicts.UNDECIDED, verdicts.INCOMPLETE}
     ids = [c for c, v in zip(table["claim"], table["verdict"]) if v in open_] if not table.empty else []
     return undecided_bills(paper, ids, root) if ids else {}
+
+
+def evaluate_alone(build, folder: str | Path, skipped: dict | None = None,
+                   root: str | Path | None = None):
+    """(table, markdown): the verdict of one claim built alone (``build``: its
+    :class:`~fedrepro.papers.alone.ClaimBuild`) from its target's aggregates in ``folder``."""
+    from fedrepro.papers.alone import bill, bill_text, load_frames
+
+    exps = build.claim.get("experiments") or []
+    empty = [e for e in exps if not build.cells.get((build.paper, e))]
+    frames, summaries = load_frames(folder, [e for e in exps if e not in empty], empty)
+    table = evaluate([build.claim], checks(build.paper, root), frames, summaries, build.paper, skipped, build.scale)
+    b = bill(build)
+    kept = "; ".join(f"{e}: {len(build.cells[(build.paper, e)])} cells"
+                     + (f" ({', '.join(build.target.algorithms[e]) or 'none'})" if e in build.target.algorithms else "")
+                     for e in exps)
+    head = [f"Built alone at scale {build.scale}: `{b['command']}`", "",
+            f"Cells: {kept}. Bill: {bill_text(b)}." + (f" {build.target.why}" if build.target.why else ""), ""]
+    md = to_markdown(table, f"{build.paper} / {build.id}")
+    title, _, rest = md.partition("\n")
+    return table, "\n".join([title, "", *head, rest.lstrip("\n")])

@@ -28,7 +28,8 @@ if CLAIM is not None:
                         if (wc.paper, e) not in SKIPPED for s in (".parquet", ".summary.parquet")],
             definitions=[os.path.join(workflow.basedir, p) for p in (
                 f"fedrepro/papers/{CLAIM.paper}/claims.yaml", f"fedrepro/papers/{CLAIM.paper}/claims.py",
-                "fedrepro/papers/alone.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py")
+                "fedrepro/papers/alone.py", "fedrepro/papers/registry.py", "fedrepro/claims/entries.py",
+                "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py")
                 if os.path.exists(os.path.join(workflow.basedir, p))],
         output:
             parquet="results/{paper}/claims/{claim}.parquet",

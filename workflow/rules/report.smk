@@ -12,7 +12,7 @@ rule claims:
                            if (wc.paper, e) in TIMING],
         # the claims and their checks: editing either re-evaluates the paper's claims
         definitions=lambda wc: [os.path.join(workflow.basedir, p) for p in (
-            f"fedrepro/papers/{wc.paper}/claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/papers/registry.py", "fedrepro/claims/__init__.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py", "fedrepro/claims/sweep.py", "fedrepro/claims/completeness.py", "fedrepro/claims/query.py", "fedrepro/claims/plan.py", "fedrepro/papers/alone.py")],
+            f"fedrepro/papers/{wc.paper}/claims.yaml", f"fedrepro/papers/{wc.paper}/claims.py", "fedrepro/papers/registry.py", "fedrepro/claims/__init__.py", "fedrepro/claims/entries.py", "fedrepro/claims/evaluate.py", "fedrepro/claims/verdicts.py", "fedrepro/claims/sweep.py", "fedrepro/claims/completeness.py", "fedrepro/claims/query.py", "fedrepro/claims/plan.py", "fedrepro/papers/alone.py")],
     output:
         parquet="results/{paper}/claims.parquet",
         md="results/{paper}/claims.md",

@@ -5,7 +5,8 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import logged  # noqa: E402
 
-from fedrepro.papers.alone import build_from_config, evaluate_alone  # noqa: E402
+from fedrepro.papers.alone import build_from_config  # noqa: E402
+from fedrepro.papers.registry import evaluate_alone  # noqa: E402
 from fedrepro.experiments.results import provenance, write_parquet, write_text_atomic  # noqa: E402
 
 with logged(snakemake):  # noqa: F821  (injected by Snakemake)
