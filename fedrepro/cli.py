@@ -245,7 +245,7 @@ def cmd_run(args) -> int:
 def cmd_list(args) -> int:
     from fedrepro.algorithms import algorithm_names
     from fedrepro.data import DATASETS, partition
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.papers.registry import PAPERS
     from fedrepro.problems import problem_names
     from fedrepro.sim.attacks import ATTACKS
     from fedrepro.sim.privacy import MECHANISMS

@@ -1,7 +1,7 @@
 """Completeness: the cells a claim's experiments should have at a scale, against the cells present.
 
 A claim is decided only on all the cells its experiments expand to at the build's scale (the
-expansion the workflow runs, :func:`fedrepro.experiments.cells.expand` on the config's experiment
+expansion the workflow runs, :func:`fedrepro.experiments.expansion.expand` on the config's experiment
 blocks with ``paper_overrides`` merged in): a claim whose required cells are not all present is
 ``incomplete`` and names what is missing; it is never decided on a subset
 (:func:`fedrepro.claims.evaluate.evaluate`). A cell is present when its id (the ``cell`` column) is
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedrepro.experiments.cells import expand, load_experiments, runs_at, timing_repeats
+from fedrepro.experiments.build_plan import timing_repeats
+from fedrepro.experiments.expansion import expand, load_experiments, runs_at
 
 #: how many missing cells a ``why`` names before "..."
 SHOWN = 3

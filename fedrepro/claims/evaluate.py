@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from fedrepro.experiments.cells import paper_file, read_yaml
+from fedrepro.experiments.yamlio import paper_file, read_yaml
 from fedrepro.claims.verdicts import (ALPHA, at_level, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
                                       Decision,
                                       Replicates, accepted_range, decide)

@@ -38,8 +38,10 @@ from pathlib import Path
 from typing import Callable
 
 from fedrepro.core.params import ConfigError
-from fedrepro.experiments.cells import (PAPERS, SCALES, cell_id, check_cell, expand, load_experiments, read_yaml,
-                                        reference_cell, runs_at, same_runs)
+from fedrepro.experiments.build_plan import same_runs
+from fedrepro.experiments.expansion import (SCALES, cell_id, check_cell, expand, load_experiments, reference_cell,
+                                            runs_at)
+from fedrepro.experiments.yamlio import PAPERS, read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCALE = "verify"

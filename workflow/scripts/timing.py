@@ -2,7 +2,7 @@
 
 Every cell is re-run ``repeats`` times with its own seed (the trace is the one of the experiment's
 results: rounds and status are checked against its summary), the cells of a setting interleaved
-(:func:`fedrepro.experiments.cells.timing_order`); one row per (cell, repetition) with the run's
+(:func:`fedrepro.experiments.build_plan.timing_order`); one row per (cell, repetition) with the run's
 summary columns and ``repeat`` / ``position``. The job holds all of Snakemake's cores so that no
 other job runs beside the timed runs. Repetitions an earlier pass of the same commit measured are reused
 (:func:`fedrepro.experiments.results.timed_repetitions`): a pass after more seeds times the new cells only."""
@@ -14,7 +14,8 @@ from _common import logged  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from fedrepro.experiments.cells import reference_cell, timing_order  # noqa: E402
+from fedrepro.experiments.build_plan import timing_order  # noqa: E402
+from fedrepro.experiments.expansion import reference_cell  # noqa: E402
 from fedrepro.experiments.results import provenance, summarize, timed_repetitions, write_parquet  # noqa: E402
 from fedrepro.experiments.runner import run_cell  # noqa: E402
 
