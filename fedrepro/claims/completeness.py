@@ -20,6 +20,7 @@ import pandas as pd
 
 from fedrepro.experiments.build_plan import timing_repeats
 from fedrepro.experiments.expansion import expand, load_experiments, runs_at
+from fedrepro.experiments.spec import as_spec
 
 #: how many missing cells a ``why`` names before "..."
 SHOWN = 3
@@ -74,12 +75,12 @@ class Missing:
         return f"{self.experiment}: " + "; ".join(parts)
 
 
-def cell_label(cell: dict) -> str:
-    """The parameters that tell a cell apart in its experiment: algorithm, setting, swept values, instance."""
-    items = [("algorithm", cell.get("algorithm"))]
-    items += [(k, v) for k, v in (cell.get("columns") or {}).items()]
-    items.append(("instance", cell.get("instance")))
-    return " ".join(f"{k}={v}" for k, v in items if v is not None) + f" (cell {cell['cell']})"
+def cell_label(cell) -> str:
+    """The parameters that tell a cell apart in its experiment: algorithm, setting, swept values, instance
+    (``cell``: its :class:`~fedrepro.experiments.spec.RunSpec` or cell dict)."""
+    spec = as_spec(cell)
+    items = [("algorithm", spec.algorithm.name), *spec.columns.items(), ("instance", spec.instance)]
+    return " ".join(f"{k}={v}" for k, v in items if v is not None) + f" (cell {spec.name})"
 
 
 def _first(cells, shown: int) -> str:

@@ -51,14 +51,15 @@ from pathlib import Path
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.config import SCALES, resolve_scale, validate_experiment
-from fedrepro.experiments.yamlio import PAPERS, USER_PAPER, config_hash, deep_merge, load_paper_fragment
+from fedrepro.experiments.spec import TIMING_KEYS, RunSpec, cell_id, id_params
+from fedrepro.experiments.yamlio import PAPERS, USER_PAPER, deep_merge, load_paper_fragment
 
 __all__ = ["RUN_KEYS", "TIMING_KEYS", "SPEC_PREFIXES", "SCALES", "column_name", "cell_id", "id_params",
            "resolve_scale", "runs_at", "check_timing", "check_cell", "expand", "reference_cell",
            "load_experiments", "apply_override", "all_cells"]
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
-TIMING_KEYS = ("delays", "tau", "time_budget")   # virtual-clock keys (fedrepro.experiments.runner)
+
 SPEC_PREFIXES = ("problem", "mechanism", "attack", "aggregator")
 
 
@@ -68,52 +69,6 @@ def column_name(key: str) -> str:
     if len(parts) == 2 and parts[1] == "name" and parts[0] in ("mechanism", "attack", "aggregator"):
         return parts[0]
     return parts[-1]
-
-
-def cell_id(cell: dict) -> str:
-    """Stable 12-hex-digit id of a cell's content (independent of dict order). The algorithm's parameters
-    enter as :func:`id_params` writes them (a renamed parameter or a changed default keeps the ids)."""
-    content = {k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")}
-    if "params" in content and "algorithm" in content:
-        content["params"] = id_params(content["algorithm"], content["params"])
-    return config_hash(content)[:12]
-
-
-def id_params(algorithm: str, params: dict | None):
-    """The parameters of a cell of ``algorithm`` as its id hashes them: as given, unless the algorithm
-    declares ``id_legacy`` (:class:`fedrepro.algorithms.base.Algorithm`): then in the terms they had before a
-    rename or a change of default, so that the same computation keeps its id. A parameter given at its
-    former default is left out (it was the default), one left out whose default changed is written with
-    its default now, and a renamed parameter takes its former name: two cells that compute the same
-    thing under the two names share an id, two that differ never do."""
-    legacy = _id_legacy(algorithm)
-    if legacy is None or not isinstance(params, dict):
-        return params
-    from fedrepro.algorithms import algorithm_class
-
-    fields = algorithm_class(algorithm).__dataclass_fields__
-    out = {}
-    for key, value in params.items():
-        former = legacy["defaults"].get(key, _ABSENT)
-        if value == former and type(value) is type(former):          # given at its former default
-            continue
-        out[legacy["names"].get(key, key)] = value
-    for key in legacy["defaults"]:
-        if key not in params:
-            out[legacy["names"].get(key, key)] = fields[key].default
-    return out
-
-
-_ABSENT = object()
-
-
-def _id_legacy(algorithm: str) -> dict | None:
-    from fedrepro.algorithms import algorithm_class
-
-    try:
-        return algorithm_class(algorithm).id_legacy
-    except (ValueError, ImportError, AttributeError, TypeError):
-        return None
 
 
 
@@ -258,7 +213,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             _check_metrics(cell, cls)
             check_timing(cell, algorithm)
             validate_stop_spec(cell.get("stop"))
-            channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
+            channel = build_channel(RunSpec.from_cell(cell).channel)          # privacy, adversary, aggregator: refused here, with the reason
             channel.check(algorithm, cls, schedule="async" if algorithm.asynchronous else "sync")
             workers = problem_workers(problem)
             if channel.attack is not None and workers is not None:
