@@ -1,7 +1,7 @@
 """The frozen run spec (issue #45 item 1): a cell of a config block and the CLI's flags make the same typed
 run; ``to_dict`` gives today's cell dict back exactly (so the ids do not change); the run settings are
 namespaced (``run.rho`` is the participation rate, an algorithm's parameters live under it); and no module
-outside the spec's constructors reads a cell by string key."""
+outside the spec's constructors reads a cell by string key. The CLI takes the workflow's path (item 4)."""
 from __future__ import annotations
 
 import ast
@@ -107,7 +107,7 @@ CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.
 #: modules still reading cell dicts by key: not yet converted to the spec (issue #45, item 1). build_plan
 #: groups the workflow's cell dicts (ids, references) at parse time; resources and the problems' cost
 #: models (problems/cost.py) price a cell dict; gong's claim targets read the expanded cells
-NOT_YET_CONVERTED = {"fedrepro/cli.py", "fedrepro/experiments/build_plan.py", "fedrepro/experiments/resources.py",
+NOT_YET_CONVERTED = {"fedrepro/experiments/build_plan.py", "fedrepro/experiments/resources.py",
                      "fedrepro/problems/cost.py", "fedrepro/papers/fedadmm_gong/claim_targets.py"}
 
 
@@ -132,3 +132,36 @@ def test_no_module_outside_the_constructors_reads_a_cell_by_key():
     assert not outside, f"read a cell by key instead of taking its RunSpec: {outside}"
     assert not NOT_YET_CONVERTED - set(readers), "converted: remove from NOT_YET_CONVERTED " + \
         str(sorted(NOT_YET_CONVERTED - set(readers)))
+
+
+def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):
+    """``fedrepro run`` builds its run with RunSpec.from_cli and completes it through runner.complete_run,
+    the function run_cell (the workflow's path) ends in; the two give the same rows for the same run."""
+    import numpy as np
+    import pandas as pd
+
+    from fedrepro import cli
+    from fedrepro.experiments import runner
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=rng.normal(size=(40, 3)), y=rng.normal(size=40), client=np.repeat(np.arange(4), 10))
+    seen = []
+    complete = runner.complete_run
+
+    def spy(spec, run, progress=None):
+        seen.append(spec)
+        return complete(spec, run, progress)
+
+    monkeypatch.setattr(runner, "complete_run", spy)
+    out = tmp_path / "cli.parquet"
+    assert cli.main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(data), "--rho", "0.5",
+                     "--rounds", "4", "--seed", "3", "--quiet", "--out", str(out)]) == 0
+    assert len(seen) == 1 and isinstance(seen[0], RunSpec) and seen[0].name == "cli"
+    spec = seen[0]
+    assert spec.run.rho == 0.5 and spec.run.max_rounds == 4 and spec.seed == 3 and spec.algorithm.name == "fedavg"
+    frame = runner.run_cell(spec, data_dir=None)          # the workflow's driver, the same spec
+    assert len(seen) == 2 and seen[1] is spec
+    a = pd.read_parquet(out)
+    np.testing.assert_array_equal(a["objective"], frame["objective"])
+    assert (a["cell"] == "cli").all() and (frame["cell"] == "cli").all()
