@@ -35,6 +35,7 @@ def test_from_cell_gives_the_cell_back_exactly_and_its_id():
         spec = RunSpec.from_cell(cell)
         assert spec.to_dict() == cell and list(spec.to_dict()) == list(cell)     # keys, values and order
         assert spec.id == cell["cell"] == cell_id(cell) and spec.name == spec.id
+        assert RunSpec.from_cell({k: v for k, v in cell.items() if k != "cell"}).name == spec.id
 
 
 def test_the_papers_quick_cells_round_trip():
@@ -105,10 +106,8 @@ def test_run_cell_takes_a_spec_and_a_dict_alike():
 #: modules that build cells (the constructors' side) and may read a cell dict by key
 CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.py"}
 #: modules still reading cell dicts by key: not yet converted to the spec (issue #45, item 1). build_plan
-#: groups the workflow's cell dicts (ids, references) at parse time; resources and the problems' cost
-#: models (problems/cost.py) price a cell dict; gong's claim targets read the expanded cells
-NOT_YET_CONVERTED = {"fedrepro/experiments/build_plan.py", "fedrepro/experiments/resources.py",
-                     "fedrepro/problems/cost.py", "fedrepro/papers/fedadmm_gong/claim_targets.py"}
+#: groups the workflow's cell dicts (ids, references) at parse time; gong's claim targets read the expanded cells
+NOT_YET_CONVERTED = {"fedrepro/experiments/build_plan.py", "fedrepro/papers/fedadmm_gong/claim_targets.py"}
 
 
 def _reads_a_cell_by_key(path: Path) -> list[int]:

@@ -123,7 +123,8 @@ class Label:
     """What names a run in its experiment: not read by the run. ``columns``: the swept keys' values (the
     results' columns), ``shared``: the grid point the experiment's algorithms share, ``datasets``: every
     dataset the experiment reads (its jobs' data dependencies); None: not given (a CLI run).
-    ``name``: the run's name when it is not its id (``cli``)."""
+    ``name``: the run's name in its results as its cell gave it (an expanded cell's is its id; the CLI's
+    ``cli``); None: the id."""
 
     paper: str = "custom"
     experiment: str = "cli"
@@ -150,7 +151,9 @@ class RunSpec:
     @classmethod
     def from_cell(cls, cell: dict) -> "RunSpec":
         """The spec of an expanded cell (:func:`fedrepro.experiments.expansion.expand`); ``to_dict`` gives it
-        back. A key the spec has no place for is a ValueError naming it."""
+        back. A key the spec has no place for is a ValueError naming it. A dict of labels only (no
+        ``algorithm``: a run's rows relabelled, :func:`fedrepro.experiments.results.relabel_run`) gives a spec
+        whose algorithm name is None; building its run fails at the algorithm."""
         known = {"cell", "algorithm", "params", "problem", "stop", "seed", "instance", *CHANNEL_KEYS,
                  *LABEL_FIELDS, *RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS}
         unknown = sorted(set(cell) - known)
@@ -161,14 +164,12 @@ class RunSpec:
         c = copy.deepcopy(cell)
         run = RunSettings(**{k: c[k] for k in RUN_DEFAULTS if k in c},
                           given={k: c[k] for k in (*RUN_OPTIONAL, *TIMING_KEYS) if k in c})
-        spec = cls(problem=c.get("problem"), algorithm=AlgorithmSpec(c["algorithm"], c.get("params") or {}),
+        spec = cls(problem=c.get("problem"), algorithm=AlgorithmSpec(c.get("algorithm"), c.get("params") or {}),
                    run=run, channel=ChannelSpec(c.get("mechanism"), c.get("attack"), c.get("aggregator")),
                    stop=c.get("stop"), seed=c.get("seed", 0), instance=c.get("instance", 0),
                    label=Label(c.get("paper", "custom"), c.get("experiment", "cli"), c.get("columns"),
-                               c.get("shared"), c.get("datasets"), None))
+                               c.get("shared"), c.get("datasets"), c.get("cell")))
         object.__setattr__(spec, "_shape", tuple(c))          # the keys as given, in order (to_dict)
-        if "cell" in c and c["cell"] != spec.id:
-            object.__setattr__(spec, "label", Label(**{**spec.label.__dict__, "name": c["cell"]}))
         return spec
 
     @classmethod
