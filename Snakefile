@@ -20,7 +20,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # The configuration is read once, strictly, by fedrepro's hook (no `configfile:` directive: Snakemake's
 # loader keeps a duplicate key silently): config.yaml, then each --configfile, then --config, which wins
 # (fedrepro.experiments.config.workflow_config).
-from fedrepro.experiments.cells import yaml12_numbers as _yaml12_numbers
+from fedrepro.experiments.yamlio import yaml12_numbers as _yaml12_numbers
 from fedrepro.experiments.config import workflow_config as _workflow_config
 
 _settings = getattr(workflow, "config_settings", None)

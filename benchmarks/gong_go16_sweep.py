@@ -6,7 +6,7 @@
 
 The cell: ``table3``'s paper-scale MNIST-100 IID column (CNN 1, full MNIST, 10,000 test images, m = 100,
 C = 0.1, E = 5, B = 200, momentum 0.5, rho = 0.01, eta = 1), FedADMM only, ``--rounds`` rounds, as the
-workflow expands it (``fedrepro.experiments.cells.expand``, base seed 20260101), with the variant's
+workflow expands it (``fedrepro.experiments.expansion.expand``, base seed 20260101), with the variant's
 parameters and the learning rate overridden. Variants (spec 003 §3.1-3.2, §7 A1, A3, A4):
 
 * ``early``: the authors' early code: ``local_init: sequential_shared``, random client order, fixed E
@@ -41,7 +41,8 @@ VARIANTS = {
 
 
 def go16_cell(variant: str, lr: float, instance: int, rounds: int, eval_every: int = 1) -> dict:
-    from fedrepro.experiments.cells import cell_id, check_cell, expand, load_paper_fragment
+    from fedrepro.experiments.expansion import cell_id, check_cell, expand
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     block = load_paper_fragment("fedadmm_gong", ROOT)["experiments"]["table3"]
     cells = [c for c in expand("fedadmm_gong", "table3", block, "paper", BASE_SEED)

@@ -32,7 +32,8 @@ SOURCES = {  # variant -> dataset -> (experiment, setting label or None)
 
 
 def cells_for(variant: str, ds: str, instances) -> list[dict]:
-    from fedrepro.experiments.cells import expand, load_paper_fragment
+    from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     exp, setting = SOURCES[variant][ds]
     block = load_paper_fragment("fedadmm_gong", ROOT)["experiments"][exp]

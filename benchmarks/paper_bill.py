@@ -50,8 +50,10 @@ ONLY_EXPERIMENTS = None
 
 def paper_cells(papers, scale: str = "paper", seed: int = 20260101) -> list[dict]:
     """The cells a build runs: every experiment's, less those that copy an earlier experiment's run
-    (:func:`fedrepro.experiments.cells.same_runs`)."""
-    from fedrepro.experiments.cells import expand, load_paper_fragment, same_runs
+    (:func:`fedrepro.experiments.build_plan.same_runs`)."""
+    from fedrepro.experiments.build_plan import same_runs
+    from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     by_experiment = {(p, e): expand(p, e, b, scale, seed) for p in papers
                      for e, b in load_paper_fragment(p, ROOT)["experiments"].items()
@@ -375,7 +377,7 @@ def print_table(rows, print_=print) -> None:
 
 
 def main(argv=None):
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.experiments.yamlio import PAPERS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--papers", nargs="*", default=list(PAPERS))

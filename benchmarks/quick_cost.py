@@ -40,7 +40,8 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
               only=None, out: str | None = None, seed: int = 20260101, max_cells: int | None = None) -> dict:
     import pandas as pd
 
-    from fedrepro.experiments.cells import expand, load_paper_fragment, reference_cell
+    from fedrepro.experiments.expansion import expand, reference_cell
+    from fedrepro.experiments.yamlio import load_paper_fragment
     from fedrepro.experiments.results import summarize
 
     blocks = load_paper_fragment(paper, ROOT)["experiments"]

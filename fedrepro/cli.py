@@ -15,9 +15,11 @@ A neural model (``--problem neural --problem-param model=mlp1``, or the model na
 ``--problem mlp1``) runs either on such an npz (X rows of the model's input size) or, without
 ``--data``, on a registry image dataset (``--problem-param dataset=mnist``, m, partition ...: the
 spec keys of :func:`fedrepro.problems.neural.build_neural`) read from ``--data-dir`` (processed
-npz) or else from the raw files in the cache / ``FEDREPRO_DATA_MIRROR``. The flags make a cell, and
-the run is built by :func:`fedrepro.experiments.runner.build_run`, the path every workflow cell
-takes (the problem by the registry's ``linreg`` / ``softmax`` / ``neural`` builders).
+npz) or else from the raw files in the cache / ``FEDREPRO_DATA_MIRROR``. The flags make a run spec
+(:meth:`fedrepro.experiments.spec.RunSpec.from_cli`), and the run is built by
+:func:`fedrepro.experiments.runner.build_run` and completed by :func:`~fedrepro.experiments.runner.complete_run`,
+the path every workflow cell takes (``RunSpec.from_cell`` -> ``run_cell``); the problem is built by the
+registry's ``linreg`` / ``softmax`` / ``neural`` builders.
 ``--replay-selections`` / ``--replay-noise`` replace the run's client sampling / unit-scale
 noise by another implementation's (formats: :mod:`fedrepro.sim.replay`, README); a replayed round's
 clients keep the file's order. ``--record-selections`` writes the run's own selections (sampled or
@@ -92,22 +94,29 @@ def cli_problems() -> list[str]:
     return list(cli_kinds())
 
 
-def cli_cell(args, options: dict, default_weights) -> dict:
-    """The cell the flags describe (the same spec a workflow sweep cell is)."""
+def cli_spec(args, options: dict, default_weights):
+    """The run the flags describe: :meth:`fedrepro.experiments.spec.RunSpec.from_cli`, the constructor beside
+    the workflow's :meth:`~fedrepro.experiments.spec.RunSpec.from_cell`."""
+    from fedrepro.experiments.spec import RunSpec
+
     def block(name, params, flag):
         return {"name": name, **_kv(params, flag)} if name else None
 
-    return {"paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": args.algorithm,
-            "params": _kv(args.param, "--param"), "seed": args.seed, "instance": 0, "k0": args.k0,
-            "rho": args.rho, "max_rounds": args.rounds, "eval_every": args.eval_every,
-            **({"metrics": args.metrics.split(",")} if args.metrics else {}),
-            "stop": {"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
-            "mechanism": block(args.mechanism, args.mechanism_param, "--mechanism-param"),
-            "attack": block(args.attack, args.attack_param, "--attack-param"),
-            **({"store": args.store} if args.store else {}),
-            **({"sample_count": args.sample_count} if args.sample_count else {}),
-            "problem": (npz_problem_spec(args.problem, args.data, options, default_weights) if args.data
-                        else {"name": args.problem, **options})}
+    return RunSpec.from_cli(
+        algorithm=args.algorithm, params=_kv(args.param, "--param"), seed=args.seed, k0=args.k0, rho=args.rho,
+        max_rounds=args.rounds, eval_every=args.eval_every,
+        metrics=args.metrics.split(",") if args.metrics else None,
+        stop={"rule": args.stop, **_kv(args.stop_param, "--stop-param")},
+        mechanism=block(args.mechanism, args.mechanism_param, "--mechanism-param"),
+        attack=block(args.attack, args.attack_param, "--attack-param"),
+        store=args.store or None, sample_count=args.sample_count or None,
+        problem=(npz_problem_spec(args.problem, args.data, options, default_weights) if args.data
+                 else {"name": args.problem, **options}))
+
+
+def cli_cell(args, options: dict, default_weights) -> dict:
+    """The cell dict of the flags' run (:func:`cli_spec`), as the workflow's files carry a cell."""
+    return cli_spec(args, options, default_weights).to_dict()
 
 
 def _set_threads(n: int) -> None:
@@ -154,8 +163,8 @@ def cmd_run(args) -> int:
     from fedrepro.data.fetch import sha256_file
     from fedrepro.problems.protocols import check_pairing
     from fedrepro.sim.replay import ReplayError, load_replay, write_selections
-    from fedrepro.experiments.results import provenance, run_frame, write_parquet
-    from fedrepro.experiments.runner import build_run, progress_printer
+    from fedrepro.experiments.results import provenance, write_parquet
+    from fedrepro.experiments.runner import build_run, complete_run, progress_printer
 
     check_output_path(args.out)
     if args.record_selections is not None:
@@ -189,7 +198,7 @@ def cmd_run(args) -> int:
         default_weights = None                         # e.g. neural: weights "uniform" unless given
     if args.data is None and registration.without_data is None:
         raise SystemExit(f"error: --problem {args.problem} needs --data (npz with X, y, client)")
-    cell = cli_cell(args, options, default_weights)
+    spec = cli_spec(args, options, default_weights)     # the run, as the workflow's cells are
     prebuilt = None                     # e.g. a registry dataset read from the cache / mirror (no --data)
     if args.data is None:
         try:
@@ -198,20 +207,19 @@ def cmd_run(args) -> int:
             raise SystemExit(f"error: {err}")
     try:
         replay = load_replay(args.replay_selections, args.replay_noise)
-        run = build_run(cell, data_dir=None, replay=replay, problem=prebuilt,   # the registry builds the npz problem
+        run = build_run(spec, data_dir=None, replay=replay, problem=prebuilt,   # the registry builds the npz problem
                         record_selections=args.record_selections is not None)
         problem = run.problem
         if replay is not None:          # before any work: a clear error naming the file
             replay.check(problem.m, problem.dim, args.rounds)
         check_pairing(run.algorithm, run.problem)   # simulate checks it too; here it is a clean error
-        problem.check_metrics(cell.get("metrics"))  # --metrics names what the problem records
+        problem.check_metrics(spec.run.metrics)  # --metrics names what the problem records
     except (ValueError, TypeError, KeyError) as err:
         raise SystemExit(f"error: {err}")
     try:
-        result = run.simulate(progress=None if args.quiet else progress_printer(sys.stderr, 2.0))
+        result, df = complete_run(spec, run, progress=None if args.quiet else progress_printer(sys.stderr, 2.0))
     except ReplayError as err:             # e.g. too few noise rows for the round the run reached
         raise SystemExit(f"error: {err}")
-    df = run_frame(cell, result, problem.describe(), run.algorithm.params())
     replayed = {k: {"file": str(v), "sha256": sha256_file(v)}
                 for k, v in (("selections", args.replay_selections), ("noise", args.replay_noise)) if v}
     recorded = {}
@@ -222,7 +230,7 @@ def cmd_run(args) -> int:
                                                 "sha256": sha256_file(args.record_selections)}}}
     write_parquet(df, args.out, provenance(cli=" ".join(sys.argv[1:]), **({"replay": replayed} if replayed else {}),
                                            **recorded))
-    shown = ", ".join(f"{k}={result.final[k]:.10g}" for k in problem.check_metrics(cell.get("metrics")))
+    shown = ", ".join(f"{k}={result.final[k]:.10g}" for k in problem.check_metrics(spec.run.metrics))
     print(f"{args.algorithm}: status={result.status} ({result.stop_reason}), rounds={result.rounds}, "
           f"{shown}, wall={result.wall_time:.2f}s -> {args.out}")
     if "objective" in df and result.status != "diverged":   # the runner stops only at diverge_factor
@@ -245,7 +253,7 @@ def cmd_run(args) -> int:
 def cmd_list(args) -> int:
     from fedrepro.algorithms import algorithm_names
     from fedrepro.data import DATASETS, partition
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.papers.registry import PAPERS
     from fedrepro.problems import problem_names
     from fedrepro.sim.attacks import ATTACKS
     from fedrepro.sim.privacy import MECHANISMS

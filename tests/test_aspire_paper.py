@@ -385,7 +385,7 @@ def test_every_sweep_runs_at_its_default_experiments_seeds_changing_one_paramete
     is paired with, and each of its runs is that experiment's run of the same method and seed with one unstated
     parameter changed (issue #43 point 4). The tables' sweeps run at every scale; the figures' at verify and paper
     only (run_at: quick's seeds decide none of their claims)."""
-    from fedrepro.experiments.cells import all_cells
+    from fedrepro.experiments.expansion import all_cells
 
     swept = {"rho1", "eta_h", "alpha_w_factor", "kappa1_times_alpha_w"}
     for scale in ("quick", "verify", "paper"):
@@ -469,7 +469,7 @@ def test_true_mean_delays_follow_the_schedule():
 def test_cell_requests_come_from_the_work():
     """The work model of aspire's requests (what a kind without a measured sample in
     benchmarks/results/paper_bill.json requests)."""
-    from fedrepro.experiments.cells import all_cells
+    from fedrepro.experiments.expansion import all_cells
     from fedrepro.experiments.resources import estimated_memory_mb as cell_memory_mb
     from fedrepro.experiments.resources import estimated_runtime_min as cell_runtime_min
     from fedrepro.experiments.resources import worker_cell_cost
@@ -500,7 +500,7 @@ def test_skipped_list_names_partial_outputs():
 
 
 def _all_aspire_experiments():
-    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.yamlio import read_yaml
 
     return list(read_yaml("fedrepro/papers/aspire/experiments.yaml")["experiments"])
 
@@ -510,7 +510,7 @@ def test_readme_dro_example_expands():
 
     import yaml
 
-    from fedrepro.experiments.cells import expand
+    from fedrepro.experiments.expansion import expand
 
     text = open("docs/nn.md").read()                # the README's reference section, moved there (issue #26)
     section = text[text.index("### Distributionally robust and asynchronous runs"):]
@@ -522,7 +522,8 @@ def test_readme_dro_example_expands():
 
 
 def test_per_algorithm_run_settings_are_run_settings_and_fedprox_rho_is_refused():
-    from fedrepro.experiments.cells import ConfigError, expand
+    from fedrepro.core.params import ConfigError
+    from fedrepro.experiments.expansion import expand
 
     block = {"problem": {"name": "neural", "dataset": "mnist", "m": 10}, "rho": 0.1, "max_rounds": 20,
              "algorithms": {"fedprox_sgd": {"mu": 0.01, "max_rounds": 5}, "fedavg_sgd": {"eval_every": 4, "rho": 0.5}}}

@@ -10,7 +10,7 @@ import pytest
 
 from fedrepro.algorithms import algorithm_class, make_algorithm
 from fedrepro.core.params import ConfigError
-from fedrepro.experiments.cells import expand
+from fedrepro.experiments.expansion import expand
 from fedrepro.problems import problem_class, problem_names
 from fedrepro.problems.protocols import missing, provides
 from fedrepro.sim import capabilities as cap

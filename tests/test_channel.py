@@ -5,7 +5,7 @@ import pytest
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.params import ConfigError
-from fedrepro.experiments.cells import expand
+from fedrepro.experiments.expansion import expand
 from fedrepro.experiments.runner import build_run
 from fedrepro.sim import attack_ops
 from fedrepro.sim.aggregation import build_aggregator

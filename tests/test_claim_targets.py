@@ -173,7 +173,8 @@ def test_gong_round_count_targets_are_the_cnns():
 
 
 def test_adjusted_cells_are_new_cells():
-    from fedrepro.experiments.cells import all_cells, read_yaml
+    from fedrepro.experiments.expansion import all_cells
+    from fedrepro.experiments.yamlio import read_yaml
 
     build = claim_build("fedadmm_gong", "table5_fedadmm_rounds")
     config = {**read_yaml(ROOT / "config.yaml"), "scale": "paper", "papers": ["fedadmm_gong"], "experiments": {}}
@@ -257,7 +258,7 @@ def test_a_run_stopped_at_the_target_gives_the_full_runs_rounds_to_target(tmp_pa
     """The stop rule ends a run at the round the reading counts, its rows those of the full run up to there."""
     import numpy as np
 
-    from fedrepro.experiments.cells import expand
+    from fedrepro.experiments.expansion import expand
     from fedrepro.experiments.runner import run_cell
     from tests.test_neural_problem import fake_images
 
@@ -327,7 +328,8 @@ def test_a_reading_that_names_its_algorithms_runs_theirs_only():
     assert reading_algorithms({"components": [{"of": {"where": {"algorithm": "a"}, "column": "x"}},
                                               {"of": {"column": "x"}}]}) is None
     assert reading_algorithms({"where": {"algorithm": "a"}, "components": [{"of": {"column": "x"}}]}) == {"a"}
-    from fedrepro.experiments.cells import all_cells, read_yaml
+    from fedrepro.experiments.expansion import all_cells
+    from fedrepro.experiments.yamlio import read_yaml
 
     build = claim_build("aspire", "t3_drfa_beats_afl_shl")
     assert build.scale == "verify"
@@ -340,7 +342,7 @@ def test_a_reading_that_names_its_algorithms_runs_theirs_only():
 def test_a_claim_is_not_built_at_a_scale_its_experiment_does_not_run_at():
     """aspire's figure sweeps run at verify and paper only (run_at): building one of their claims at quick is
     refused naming the experiment and the scale that decides it; its default scale builds it."""
-    from fedrepro.experiments.cells import ConfigError
+    from fedrepro.core.params import ConfigError
 
     with pytest.raises(ConfigError, match=r"experiment 'sweep_fig2' runs at scale verify and paper only .* "
                                           r"use --config scale=verify"):

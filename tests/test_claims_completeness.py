@@ -9,7 +9,7 @@ import yaml
 
 from fedrepro.claims import Replicates, evaluate
 from fedrepro.claims.completeness import ExpectedCells, expected_cells, expected_for_paper, missing_cells
-from fedrepro.experiments.cells import all_cells, expand
+from fedrepro.experiments.expansion import all_cells, expand
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path("/work/build-f")            # a quick-scale build of the five papers (c3a5d8d), when present

@@ -12,7 +12,8 @@ import pytest
 
 from fedrepro.claims.evaluate import validate_claims
 from fedrepro.papers.registry import checks as paper_checks
-from fedrepro.experiments.cells import PAPERS, SCALES, load_paper_fragment
+from fedrepro.experiments.expansion import SCALES
+from fedrepro.experiments.yamlio import PAPERS, load_paper_fragment
 from fedrepro.claims.evaluate import load_claims
 from tests.conftest import unavailable
 

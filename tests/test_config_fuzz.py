@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fedrepro.experiments.cells import SCALES, ConfigError, expand
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import SCALES, expand
 from fedrepro.experiments.config import load_schema, validate_experiment
 
 VALID = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5},
@@ -215,7 +216,7 @@ def test_paper_overrides_apply_or_are_refused(exp, kv, enabled):
     the paper's scale block) or is refused naming it, whether or not the paper is built."""
     from pathlib import Path
 
-    from fedrepro.experiments.cells import all_cells, load_experiments
+    from fedrepro.experiments.expansion import all_cells, load_experiments
     from fedrepro.experiments.config import validate_config
 
     root = Path(__file__).resolve().parents[1]
@@ -230,7 +231,7 @@ def test_paper_overrides_apply_or_are_refused(exp, kv, enabled):
                 validate_experiment(block, f"experiment {paper}/{exp_id}")
         return all_cells(config, root)
 
-    from fedrepro.experiments.cells import load_paper_fragment
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     block = (load_paper_fragment("fedepm", root).get("experiments") or {}).get(exp) or {}
     grids = [block.get("grid") or {}, *(((b or {}).get("grid") or {}) for b in (block.get("scales") or {}).values())]

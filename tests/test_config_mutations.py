@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fedrepro.experiments.cells import ConfigError, all_cells, load_experiments
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import all_cells, load_experiments
 from fedrepro.experiments.config import validate_config, validate_experiment
 
 ROOT = Path(__file__).resolve().parents[1]

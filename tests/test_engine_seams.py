@@ -14,7 +14,8 @@ from fedrepro.algorithms.base import Algorithm, State
 from fedrepro.core.context import RUN_CONSTRAINTS, RUN_DEFAULTS, RunContext
 from fedrepro.core.params import Boolean, Interval, Integral, Options, Real, validate_params
 from fedrepro.core.store import DenseStore, LazyStore, make_store, store_bytes
-from fedrepro.experiments.cells import ConfigError, expand
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import expand
 from fedrepro.problems import build_problem, validate_problem_spec
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.loop import simulate

@@ -3,7 +3,8 @@ import copy
 import pytest
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import ConfigError, all_cells, cell_id, column_name, expand, reference_cell
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import all_cells, cell_id, column_name, expand, reference_cell
 
 BLOCK = {
     "problem": {"name": "linreg_synthetic", "m": 10, "n": 5},
@@ -120,7 +121,7 @@ def test_all_cells_reads_user_experiments(tmp_path):
 
 
 def test_batches_keep_references_apart():
-    from fedrepro.experiments.cells import batches
+    from fedrepro.experiments.build_plan import batches
 
     cells = expand("p", "e", BLOCK, "quick")
     assert any(reference_cell(c, cells) is not None for c in cells)        # the block has target stops
@@ -140,14 +141,14 @@ def test_batches_keep_references_apart():
 
 
 def test_paper_keys_are_listed_once():
-    """The paper keys are the folders of fedrepro/papers/ (fedrepro.experiments.cells.PAPERS, discovered):
+    """The paper keys are the folders of fedrepro/papers/ (fedrepro.experiments.yamlio.PAPERS, discovered):
     the schema has no copy, the workflow's paper registry uses them, and the README's list of keys matches."""
     import re
     from pathlib import Path
 
     from fedrepro.papers import registry
     from fedrepro.experiments.config import SCHEMA, load_schema
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.experiments.yamlio import PAPERS
 
     root = Path(__file__).resolve().parents[1]
     assert registry.PAPERS is PAPERS
@@ -172,7 +173,7 @@ def test_data_download_flag_from_the_command_line():
 def test_inserting_a_sweep_value_reruns_only_the_new_cells_batches():
     """Batch membership is a function of the cells' content (#14, 2): inserting a value in the
     middle of a sweep list keeps every batch that does not receive a new cell."""
-    from fedrepro.experiments.cells import batches
+    from fedrepro.experiments.build_plan import batches
 
     def block(values):
         return {"problem": {"name": "linreg_synthetic", "m": 10, "n": 5}, "algorithms": {"fedadmm": None},
@@ -193,7 +194,7 @@ def test_inserting_a_sweep_value_reruns_only_the_new_cells_batches():
 def test_yaml_duplicate_keys_and_syntax_errors_name_file_line_and_column(tmp_path):
     """#14, 1: a repeated key is an error (PyYAML would keep the last value silently); a syntax
     error names the file, line and column; `<<: *anchor` merges may still be overridden."""
-    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.yamlio import read_yaml
 
     dup = tmp_path / "dup.yaml"
     dup.write_text("scale: quick\nseed: 0\nscale: paper\n")
@@ -237,7 +238,7 @@ def test_schema_defaults_match_the_shipped_config():
     """A key left out of config.yaml gets the value config.yaml ships (#14 finding 10: cells_per_job)."""
     from pathlib import Path
 
-    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.yamlio import read_yaml
     from fedrepro.experiments.config import load_schema
 
     shipped = read_yaml(Path(__file__).resolve().parents[1] / "config.yaml")
@@ -256,7 +257,7 @@ SAME_B = {**SAME_A, "grid": {"k0": [2, 3], "problem.n": [5]}}
 
 
 def test_same_runs_point_back_to_the_first_experiment_with_the_run():
-    from fedrepro.experiments.cells import run_key, same_runs
+    from fedrepro.experiments.build_plan import run_key, same_runs
 
     a, b = expand("custom", "a", SAME_A, "quick", 7), expand("custom", "b", SAME_B, "quick", 7)
     copies = same_runs({("custom", "a"): a, ("custom", "b"): b})
@@ -288,7 +289,7 @@ def test_a_relabelled_run_is_what_running_the_cell_gives():
     and in the same order, but for the timings (a second measurement of the same computation)."""
     import pandas as pd
 
-    from fedrepro.experiments.cells import same_runs
+    from fedrepro.experiments.build_plan import same_runs
     from fedrepro.experiments.results import relabel_run
     from fedrepro.experiments.runner import run_cell
 

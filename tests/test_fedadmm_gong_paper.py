@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fedrepro.claims import FAILS, HOLDS, UNDECIDED, NotTestable, Outcome, Replicates, decide
-from fedrepro.experiments.cells import all_cells
+from fedrepro.experiments.expansion import all_cells
 from fedrepro.papers.fedadmm_gong import claims as C
 from fedrepro.papers.fedadmm_gong import figures as F
 from fedrepro.papers.registry import checks

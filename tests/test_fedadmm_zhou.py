@@ -206,7 +206,7 @@ def test_figures_and_claims_smoke(tmp_path):
     import pandas as pd
 
     from fedrepro.papers.fedadmm_zhou.claims import CHECKS
-    from fedrepro.experiments.cells import expand, reference_cell
+    from fedrepro.experiments.expansion import expand, reference_cell
     from fedrepro.papers.fedadmm_zhou.analysis import choose_steps
     from fedrepro.papers.fedadmm_zhou.figures import FIGURES, TABLES
     from fedrepro.experiments.results import summarize

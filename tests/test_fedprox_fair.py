@@ -5,7 +5,7 @@
 * ``rho`` is only ever the run's participation rate: no algorithm has a parameter so named; FedProx's
   proximal coefficient is ``mu`` and FedADMM-Gong's penalty ``penalty``, and their former name ``rho`` in an
   algorithm block (or a grid key) is refused at config time, naming the key and the fix.
-* The papers' cells keep their ids (:func:`fedrepro.experiments.cells.id_params`) and their settings:
+* The papers' cells keep their ids (:func:`fedrepro.experiments.expansion.id_params`) and their settings:
   Gong et al.'s FedProx still runs with momentum 0.5, E_i ~ U{1..E} and the unweighted mean.
 """
 from __future__ import annotations
@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from fedrepro.algorithms import algorithm_class, algorithm_names, make_algorithm
-from fedrepro.experiments.cells import (RUN_KEYS, ConfigError, cell_id, config_hash, expand, id_params,
-                                        load_experiments)
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import RUN_KEYS, cell_id, expand, id_params, load_experiments
+from fedrepro.experiments.yamlio import config_hash
 from fedrepro.nn import ModelSpec, build_model, mlp
 from fedrepro.problems.neural import NeuralProblem
 from fedrepro.sim.loop import simulate

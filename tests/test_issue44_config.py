@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedrepro.experiments.cells import ConfigError, all_cells, deep_merge, load_experiments
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import all_cells, load_experiments
+from fedrepro.experiments.yamlio import deep_merge
 from fedrepro.experiments.config import validate_config, validate_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,7 +237,7 @@ def test_a_top_level_override_wins_over_the_papers_scale_block():
 
 
 def test_an_override_of_a_swept_key_is_refused_naming_the_grid():
-    from fedrepro.experiments.cells import apply_override
+    from fedrepro.experiments.expansion import apply_override
 
     block = {"problem": {"name": "linreg_synthetic"}, "algorithms": {"fedavg": {}}, "grid": {"k0": [1, 2]},
              "scales": {"quick": {"seeds": 2}}, "settings": [{"label": "a", "seeds": 4}]}

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from fedrepro.experiments.cells import ConfigError, expand
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import expand
 from fedrepro.experiments.config import validate_experiment
 
 BASE = {"problem": {"name": "linreg_synthetic", "m": 8, "n": 5}, "algorithms": {"fedadmm": {}, "fedavg": {"step_c": 0.5}},
@@ -63,7 +64,7 @@ def test_stop_by_algorithm_for_an_absent_algorithm_is_an_error():
 
 
 def test_paper_overrides_for_an_unknown_paper_is_an_error():
-    from fedrepro.experiments.cells import load_experiments
+    from fedrepro.experiments.expansion import load_experiments
 
     with pytest.raises(ConfigError, match=r"paper_overrides: \['fedepn'\]"):
         load_experiments({"papers": ["fedepm"], "paper_overrides": {"fedepn": {"fig3": {"seeds": 1}}}})

@@ -313,7 +313,8 @@ def test_fedavg_mlp1_mnist_reaches_90_percent_in_10_rounds(mirror, tmp_path_fact
 def test_a_config_experiment_on_a_neural_problem_runs_end_to_end(tmp_path):
     """A custom experiment block -> cells (pairing checked at parse time) -> run_cell -> tidy frame
     -> summary -> the generic plots; the job's memory request comes from the estimate."""
-    from fedrepro.experiments.cells import ConfigError, expand
+    from fedrepro.core.params import ConfigError
+    from fedrepro.experiments.expansion import expand
     from fedrepro.experiments.results import summarize
     from fedrepro.experiments.runner import run_cell
     from fedrepro.experiments.resources import cell_memory_mb

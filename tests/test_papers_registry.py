@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fedrepro.claims.evaluate import check_name, load_claims
-from fedrepro.experiments.cells import PAPERS, discover_papers, load_paper_fragment, paper_file
+from fedrepro.experiments.yamlio import PAPERS, discover_papers, load_paper_fragment, paper_file
 from fedrepro.papers import registry
 
 

@@ -17,7 +17,8 @@ import fedrepro
 from fedrepro.cli import main
 from fedrepro.core.params import POSITIVE_INT, Anything
 from fedrepro.experiments import resources
-from fedrepro.experiments.cells import ConfigError, check_cell, expand
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import check_cell, expand
 from fedrepro.experiments.runner import run_cell
 from fedrepro.problems import (PROBLEMS, build_problem, problem_class, problem_datasets, problem_names,
                                problem_workers, validate_problem_spec)

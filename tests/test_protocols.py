@@ -12,7 +12,8 @@ from fedrepro.algorithms import algorithm_class, algorithm_names, make_algorithm
 from fedrepro.algorithms.krum import Krum
 from fedrepro.sim.attacks import build_attack
 from fedrepro.data.dataset import Dataset
-from fedrepro.experiments.cells import ConfigError, all_cells, expand
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.expansion import all_cells, expand
 from fedrepro.problems import build_problem, problem_class, problem_names
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.protocols import (CAPABILITIES, LIPSCHITZ, LOSS_KIND, STEP_CONSTANT, STOCHASTIC, Capability,

@@ -78,7 +78,7 @@ def test_the_walkthrough_has_each_kind_with_one_folder_and_one_registration():
 
 
 def test_the_paper_folders_are_the_papers():
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.experiments.yamlio import PAPERS
 
     assert set(_papers()) == set(PAPERS)
     text = README.read_text(encoding="utf-8")

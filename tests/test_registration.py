@@ -8,7 +8,7 @@ import yaml
 
 from fedrepro.claims import registration as reg
 from fedrepro.claims.evaluate import check_name, load_claims, to_markdown, evaluate
-from fedrepro.experiments.cells import PAPERS, paper_file
+from fedrepro.experiments.yamlio import PAPERS, paper_file
 from fedrepro.papers.registry import checks as paper_checks
 
 PAPER_LIST = [p for p in PAPERS if p != "custom"]

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 def tiny_config(path: Path) -> Path:
     """fedepm only, every experiment at one seed and 30 rounds, one job per experiment; no custom experiments."""
-    from fedrepro.experiments.cells import load_paper_fragment
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     overrides = {}
     for exp, block in load_paper_fragment(PAPER, ROOT)["experiments"].items():

@@ -266,7 +266,7 @@ def test_readme_status_block_is_a_well_formed_verdict_table():
 
     from fedrepro.claims import STATUS_COLUMNS, VERDICTS
     from fedrepro.claims.status import BEGIN, END
-    from fedrepro.experiments.cells import PAPERS
+    from fedrepro.experiments.yamlio import PAPERS
 
     text = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
     block = text[text.index(BEGIN) + len(BEGIN):text.index(END)]

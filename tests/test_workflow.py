@@ -131,7 +131,7 @@ def test_strict_skips_or_refuses_missing_datasets(tmp_path):
 def test_convex_runtime_requests_follow_the_work():
     """Paper-scale convex cells request a runtime from their data size, rounds and local steps
     (#14 finding 10), not a flat 24 h."""
-    from fedrepro.experiments.cells import all_cells
+    from fedrepro.experiments.expansion import all_cells
     from fedrepro.experiments.resources import cell_runtime_min, convex_data_bytes
 
     assert convex_data_bytes({"name": "linreg_synthetic", "m": 4000, "n": 1000}) == 4000 * 100 * 1001 * 8
@@ -245,7 +245,7 @@ def test_a_timing_pass_after_more_seeds_times_only_the_new_cells(tmp_path):
 
 
 def test_timing_order_rotates_the_methods_of_a_setting():
-    from fedrepro.experiments.cells import timing_order
+    from fedrepro.experiments.build_plan import timing_order
 
     cells = [{"cell": f"{a}{i}", "algorithm": a, "shared": {"k0": k}, "instance": i}
              for a in "ab" for k in (1, 2) for i in (0, 1)]
@@ -270,7 +270,7 @@ def test_yaml_1_2_numbers_are_numbers_in_config_files_and_on_the_command_line(tm
     """One stated rule (#27): a plain scalar that is a YAML 1.2 float (`5e-1`, `1.0e4`) is a float,
     whether in config.yaml, a paper fragment, a --configfile or a --config value; a quoted one
     stays a string and is rejected where a number is required."""
-    from fedrepro.experiments.cells import read_yaml, yaml12_numbers
+    from fedrepro.experiments.yamlio import read_yaml, yaml12_numbers
 
     doc = tmp_path / "numbers.yaml"
     doc.write_text("a: 5e-1\nb: 1.0e4\nc: '5e-1'\nd: 1e\ne: 3\n")

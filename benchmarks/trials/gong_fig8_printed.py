@@ -24,7 +24,8 @@ def main(argv=None):
     ap.add_argument("--scale", default="quick", choices=("quick", "verify"))
     args = ap.parse_args(argv)
     import gong_targets as gt
-    from fedrepro.experiments.cells import expand, load_paper_fragment
+    from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.yamlio import load_paper_fragment
     from fedrepro.experiments.runner import run_cell
 
     frag = load_paper_fragment("fedadmm_gong", ROOT)["experiments"]

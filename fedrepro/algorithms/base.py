@@ -84,7 +84,7 @@ class Algorithm:
     # both names (make_algorithm; cells: before a run setting's name in an algorithm block is read as the run's)
     renamed = {}
     # None, or {"names": {name now: former name}, "defaults": {parameter: its former default}}: the cell id
-    # (fedrepro.experiments.cells.cell_id) hashes the parameters as they were written before a rename or a
+    # (fedrepro.experiments.expansion.cell_id) hashes the parameters as they were written before a rename or a
     # change of default, so that the same computation keeps its id and result file
     id_legacy = None
     state_class = State

@@ -16,7 +16,7 @@ average) are set in fedrepro/papers/fedadmm_gong/experiments.yaml.
 
 Cell ids: until issue #44 this algorithm called mu ``rho`` and defaulted to momentum 0.5, random epochs
 and the unweighted average. :attr:`FedProxSGD.id_legacy` writes a cell's parameters in those terms for
-its id (:func:`fedrepro.experiments.cells.cell_id`), so that every cell keeps the id (and result file)
+its id (:func:`fedrepro.experiments.expansion.cell_id`), so that every cell keeps the id (and result file)
 it had: the same computation, the same id.
 """
 from __future__ import annotations

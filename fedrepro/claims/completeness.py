@@ -1,7 +1,7 @@
 """Completeness: the cells a claim's experiments should have at a scale, against the cells present.
 
 A claim is decided only on all the cells its experiments expand to at the build's scale (the
-expansion the workflow runs, :func:`fedrepro.experiments.cells.expand` on the config's experiment
+expansion the workflow runs, :func:`fedrepro.experiments.expansion.expand` on the config's experiment
 blocks with ``paper_overrides`` merged in): a claim whose required cells are not all present is
 ``incomplete`` and names what is missing; it is never decided on a subset
 (:func:`fedrepro.claims.evaluate.evaluate`). A cell is present when its id (the ``cell`` column) is
@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedrepro.experiments.cells import expand, load_experiments, runs_at, timing_repeats
+from fedrepro.experiments.build_plan import timing_repeats
+from fedrepro.experiments.expansion import expand, load_experiments, runs_at
+from fedrepro.experiments.spec import as_spec
 
 #: how many missing cells a ``why`` names before "..."
 SHOWN = 3
@@ -73,12 +75,12 @@ class Missing:
         return f"{self.experiment}: " + "; ".join(parts)
 
 
-def cell_label(cell: dict) -> str:
-    """The parameters that tell a cell apart in its experiment: algorithm, setting, swept values, instance."""
-    items = [("algorithm", cell.get("algorithm"))]
-    items += [(k, v) for k, v in (cell.get("columns") or {}).items()]
-    items.append(("instance", cell.get("instance")))
-    return " ".join(f"{k}={v}" for k, v in items if v is not None) + f" (cell {cell['cell']})"
+def cell_label(cell) -> str:
+    """The parameters that tell a cell apart in its experiment: algorithm, setting, swept values, instance
+    (``cell``: its :class:`~fedrepro.experiments.spec.RunSpec` or cell dict)."""
+    spec = as_spec(cell)
+    items = [("algorithm", spec.algorithm.name), *spec.columns.items(), ("instance", spec.instance)]
+    return " ".join(f"{k}={v}" for k, v in items if v is not None) + f" (cell {spec.name})"
 
 
 def _first(cells, shown: int) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fedrepro.experiments.cells import paper_file, read_yaml
+from fedrepro.experiments.yamlio import paper_file, read_yaml
 
 
 def load_claims(paper: str, root: str | Path | None = None) -> list[dict]:

@@ -38,6 +38,7 @@ import pandas as pd
 
 from fedrepro.claims.entries import (Depends, NotTestable, Outcome, check_name, load_claims, revised_after_verdict,
                                      revision_summary)
+from fedrepro.experiments.yamlio import paper_file, read_yaml
 from fedrepro.claims.verdicts import (ALPHA, at_level, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
                                       Decision,
                                       Replicates, accepted_range, decide)

@@ -199,13 +199,13 @@ def _shared_code(fn, version: int = FINGERPRINT_VERSION) -> dict[str, str]:
 
 # ---- the registry file ----------------------------------------------------------------------------------
 def registry_path(paper: str, root: str | Path | None = None) -> Path:
-    from fedrepro.experiments.cells import paper_file
+    from fedrepro.experiments.yamlio import paper_file
 
     return paper_file(paper, "claims", root).with_name(REGISTRY_NAME)
 
 
 def load_registry(paper: str, root=None) -> dict:
-    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.yamlio import read_yaml
 
     path = registry_path(paper, root)
     if not path.exists():
@@ -216,7 +216,7 @@ def load_registry(paper: str, root=None) -> dict:
 
 def registry_version(paper: str, root=None) -> int:
     """The fingerprint algorithm the paper's registrations and revisions use (1 when the file says none)."""
-    from fedrepro.experiments.cells import read_yaml
+    from fedrepro.experiments.yamlio import read_yaml
 
     path = registry_path(paper, root)
     return int((read_yaml(path) or {}).get("fingerprint_version", 1)) if path.exists() else FINGERPRINT_VERSION
@@ -326,7 +326,7 @@ def revise(paper: str, cid: str, checks: dict, changed: str, why: str, results="
            seen: bool = True, same_values: bool = False, root=None) -> dict:
     """Append a revision to the claim in its claims file, in place (text edit: comments and layout kept),
     with the verdict and value under the old reading from ``results/<paper>/claims.parquet``."""
-    from fedrepro.experiments.cells import paper_file
+    from fedrepro.experiments.yamlio import paper_file
 
     claims = {c["id"]: c for c in load_claims(paper, root)}
     if cid not in claims:
@@ -351,7 +351,7 @@ def migrate(paper: str, checks: dict, root=None) -> int:
     reading matches its registration or last revision under the file's version (so no change rides along);
     the registration's (or the last revision's) fingerprint is recomputed, the older revisions keep theirs.
     Returns the number of fingerprints rewritten."""
-    from fedrepro.experiments.cells import paper_file
+    from fedrepro.experiments.yamlio import paper_file
 
     old = registry_version(paper, root)
     if old == FINGERPRINT_VERSION:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 
 from fedrepro.claims.entries import Depends, NotTestable, Outcome
-from fedrepro.experiments.cells import paper_file
+from fedrepro.experiments.yamlio import paper_file
 from fedrepro.claims.verdicts import FAILS, HOLDS, UNDECIDED, decide, level
 
 _DECISION_KEYS = ("paper_value", "compare", "tolerance")

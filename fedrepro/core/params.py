@@ -33,7 +33,7 @@ class Interval:
     inf and nan are never in an Interval; a parameter that takes inf declares ``Options(math.inf)``
     beside it); ``closed``: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Booleans and
     strings are never numbers here (the config readers turn a plain YAML 1.2 float such as ``5e-1``
-    into a float, :data:`fedrepro.experiments.cells.YAML12_FLOAT`; a quoted ``'5e-1'`` is text)."""
+    into a float, :data:`fedrepro.experiments.yamlio.YAML12_FLOAT`; a quoted ``'5e-1'`` is text)."""
 
     kind: type
     lo: float | None

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from fedrepro.experiments.cells import PAPERS, ConfigError, deep_merge, read_yaml, yaml12_numbers
+from fedrepro.core.params import ConfigError
+from fedrepro.experiments.yamlio import PAPERS, deep_merge, read_yaml, yaml12_numbers
 
 # Package data (pyproject: package-data); workflow/schemas/config.schema.yaml is a link to it.
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
@@ -52,6 +53,26 @@ def _explain(error) -> str:
     return f"key '{where}' has value {value!r}: {error.message}"
 
 
+#: the scales a build runs at (``scale:``); an experiment block's ``scales.<s>`` adjusts it at ``s``
+SCALES = ("quick", "verify", "reduced", "paper")
+
+
+def resolve_scale(block: dict, scale: str) -> dict:
+    """Apply ``block['scales'][scale]`` and drop the ``scales`` key. ``verify`` (the cheapest
+    configuration that decides the paper's statements) and ``reduced`` (an intermediate tier, e.g.
+    fedadmm_gong's MLPs on full data) fall back to the block's ``quick`` settings when the block does
+    not define them."""
+    scales = block.get("scales", {}) or {}
+    if scale not in SCALES and scale not in scales:
+        raise ConfigError(f"scale={scale!r} is not allowed; use {', '.join(SCALES)} "
+                          f"(or a scale this experiment defines: {sorted(scales)})")
+    out = {k: v for k, v in block.items() if k != "scales"}
+    if scale in ("verify", "reduced") and scale not in scales:
+        scale = "quick"
+    return deep_merge(out, scales.get(scale, {}))
+
+
+
 BOOLEAN_KEYS = ("strict",)
 NESTED_BOOLEAN_KEYS = (("data", "download"),)
 
@@ -71,7 +92,7 @@ def coerce_command_line(config: dict) -> dict:
 
 
 def _paper_errors(config: dict) -> list[str]:
-    """The paper keys are the folders of ``fedrepro/papers/`` (:data:`fedrepro.experiments.cells.PAPERS`; not in the schema)."""
+    """The paper keys are the folders of ``fedrepro/papers/`` (:data:`fedrepro.experiments.yamlio.PAPERS`; not in the schema)."""
     papers = config.get("papers")
     if not isinstance(papers, list):
         return []
@@ -110,8 +131,6 @@ def validate_experiment(block: dict, where: str) -> None:
     block as written, then the block each of its scales gives (``scales.<s>`` merged in) and each
     ``settings`` entry merged into that, so a key that is wrong only after merging (``seeds: 0`` in
     ``scales.quick``, an unknown key in a setting) is named before any job runs."""
-    from fedrepro.experiments.cells import deep_merge, resolve_scale
-
     _experiment_errors(block, where)
     scales = block.get("scales") or {}
     for scale in [None, *scales]:
@@ -162,8 +181,6 @@ def check_plot_metrics(block: dict, where: str) -> None:
 
 def load_config(path: str | Path = "config.yaml", overrides: dict | None = None) -> dict:
     """Read, merge ``overrides`` (like ``snakemake --config``) and validate."""
-    from fedrepro.experiments.cells import deep_merge
-
     config = deep_merge(read_yaml(path) or {}, overrides or {})
     return validate_config(config, str(path))
 
@@ -174,7 +191,7 @@ def workflow_config(basedir: str | Path, configfiles, command_line: dict | None)
 
     Snakemake's own loader is not strict (a duplicate key keeps the last value silently; ``1e3`` is a
     string under YAML 1.1). So the workflow has no ``configfile:``; ``config.yaml`` (in ``basedir``) and
-    every ``--configfile`` are read here, in order, by :func:`fedrepro.experiments.cells.read_yaml` (a
+    every ``--configfile`` are read here, in order, by :func:`fedrepro.experiments.yamlio.read_yaml` (a
     duplicate key or a syntax error names the file, line and column; YAML 1.2 numbers), each merged over
     the one before; then the ``--config`` values (``command_line``: Snakemake's parse of them, its
     ``workflow.config_settings.config``, numbers converted by the same YAML 1.2 rule) win, as they do

@@ -32,13 +32,17 @@ import pandas as pd
 COLUMNS = ["paper", "experiment", "partition", "problem", "seed", "client", "label", "count"]
 
 
-def partition_key(cell: dict) -> str:
-    """What decides a cell's partition, as canonical JSON: problem block, seed, the attack's data options."""
+def partition_key(cell) -> str:
+    """What decides a run's partition, as canonical JSON: problem block, seed, the attack's data options
+    (``cell``: its :class:`~fedrepro.experiments.spec.RunSpec` or cell dict)."""
     from fedrepro.experiments.runner import problem_options
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.sim.attacks import build_attack
 
-    options = problem_options(build_attack(cell.get("attack")))
-    return json.dumps({"problem": cell.get("problem", {}), "seed": int(cell["seed"]), "options": options},
+    spec = as_spec(cell)
+    options = problem_options(build_attack(spec.channel.attack))
+    return json.dumps({"problem": spec.problem if spec.problem is not None else {}, "seed": int(spec.seed),
+                       "options": options},
                       sort_keys=True, default=str)
 
 

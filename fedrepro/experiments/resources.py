@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 from fedrepro.problems.cost import CONVEX_READ_BYTES_PER_S, NEURAL_GFLOPS, ConvexCost, WorkerCost  # noqa: F401
+from fedrepro.experiments.spec import RunSpec, as_spec
 from fedrepro.problems.registry import DEFAULT_COST, problem_cost
 
 
@@ -31,42 +32,40 @@ def cell_memory_mb(cell: dict) -> int:
 
 
 class CellRun:
-    """What a cell's run adds to its problem's cost (:class:`fedrepro.problems.cost.RunFacts`), each
+    """What a run adds to its problem's cost (:class:`fedrepro.problems.cost.RunFacts`), each
     built when the problem's cost model first asks: the algorithm with its parameters, the per-client
     vectors its class declares, the workers the attack adds, the delay model."""
 
-    def __init__(self, cell: dict):
-        self.cell = cell
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
 
     @functools.cached_property
     def algorithm(self):
-        from fedrepro.algorithms import make_algorithm
-
-        return make_algorithm(self.cell["algorithm"], **(self.cell.get("params") or {}))
+        return self.spec.algorithm.build()
 
     @functools.cached_property
     def client_vectors(self):
         from fedrepro.algorithms import algorithm_class
         from fedrepro.algorithms.base import client_vectors
 
-        return client_vectors(algorithm_class(self.cell["algorithm"]))
+        return client_vectors(algorithm_class(self.spec.algorithm.name))
 
     @functools.cached_property
     def added_workers(self) -> int:
         from fedrepro.sim.attacks import added_workers
 
-        return added_workers(self.cell.get("attack"))
+        return added_workers(self.spec.channel.attack)
 
     @functools.cached_property
     def delays(self):
         from fedrepro.sim.delays import build_delays
 
-        return None if self.cell.get("delays") is None else build_delays(self.cell["delays"])
+        return None if self.spec.run.delays is None else build_delays(self.spec.run.delays)
 
 
-def cell_cost(cell: dict):
-    """The cost model of the cell's problem, from its registration (:mod:`fedrepro.problems.cost`)."""
-    return problem_cost((cell.get("problem") or {}).get("name"))
+def cell_cost(cell):
+    """The cost model of the run's problem, from its registration (:mod:`fedrepro.problems.cost`)."""
+    return problem_cost((as_spec(cell).problem or {}).get("name"))
 
 
 def estimated_memory_mb(cell: dict) -> int:
@@ -75,7 +74,8 @@ def estimated_memory_mb(cell: dict) -> int:
     per-client stores as the run's ``store`` setting holds them, declared by the algorithm's
     ``client_vectors``) plus 1 GiB for the interpreter and 25% headroom; aspire's
     (:func:`worker_cell_cost`); the convex problems a generous fixed formula."""
-    return cell_cost(cell).memory_mb(cell, CellRun(cell))
+    spec = as_spec(cell)
+    return cell_cost(spec).memory_mb(spec, CellRun(spec))
 
 
 def cell_threads(cell: dict, kernel_threads: int) -> int:
@@ -108,7 +108,8 @@ def estimated_runtime_min(cell: dict, scale: str) -> int:
     """The work-model runtime request of a cell (kinds without a sample), by its problem's cost model
     (:mod:`fedrepro.problems.cost`): neural FLOPs, aspire's :func:`worker_cell_cost`, the convex
     problems' data passes (at least 30 min at quick and verify scale)."""
-    return _short_floor(cell, scale, cell_cost(cell).runtime_min(cell, CellRun(cell)))
+    spec = as_spec(cell)
+    return _short_floor(spec, scale, cell_cost(spec).runtime_min(spec, CellRun(spec)))
 
 
 def convex_data_bytes(problem: dict) -> float:
@@ -123,14 +124,16 @@ def convex_data_bytes(problem: dict) -> float:
 def worker_cell_cost(cell: dict) -> dict:
     """``{"runtime_min", "mem_mb", "flops"}`` of a ``worker_neural`` (aspire) cell
     (:meth:`fedrepro.problems.cost.WorkerCost.cost`)."""
-    return WorkerCost().cost(cell, CellRun(cell))
+    spec = as_spec(cell)
+    return WorkerCost().cost(spec, CellRun(spec))
 
 
 def modelled_cell_seconds(cell: dict) -> float:
     """The work model's CPU seconds of a cell, without headroom or start-up: FLOPs at
     :data:`~fedrepro.problems.cost.NEURAL_GFLOPS` (neural, aspire), data passes at
     :data:`~fedrepro.problems.cost.CONVEX_READ_BYTES_PER_S` (convex): its problem's cost model."""
-    return cell_cost(cell).seconds(cell, CellRun(cell))
+    spec = as_spec(cell)
+    return cell_cost(spec).seconds(spec, CellRun(spec))
 
 
 #: Snakemake priority of the data jobs (fetch, preprocess): above every run's (:func:`job_priority`), so
@@ -174,7 +177,7 @@ def cost_kind(cell: dict) -> dict:
     stop rule and every float-valued algorithm, mechanism or attack parameter (step sizes, penalties,
     privacy levels: they change the numbers, not the work of a round)."""
     kind = {}
-    for key, value in cell.items():
+    for key, value in as_spec(cell).to_dict().items():
         if key in _RUN_KEYS_OUTSIDE_KIND:
             continue
         if key in ("params", "mechanism", "attack", "aggregator") and isinstance(value, dict):
@@ -193,10 +196,11 @@ def cell_round_bound(cell: dict, sample: dict) -> int:
     """Upper bound on a cell's rounds: ``max_rounds`` (a cell that stops at a target or tolerance may
     end earlier), and for a cell with a virtual-time budget at most TIME_BUDGET_ROUND_MARGIN x the budget
     over the sample's mean virtual time per round."""
-    rounds = int(cell.get("max_rounds", 100))
+    run = as_spec(cell).run
+    rounds = int(run.max_rounds)
     per_round = sample.get("virtual_time_per_round")
-    if cell.get("time_budget") and per_round:
-        rounds = min(rounds, int(math.ceil(TIME_BUDGET_ROUND_MARGIN * float(cell["time_budget"]) / per_round)))
+    if run.time_budget and per_round:
+        rounds = min(rounds, int(math.ceil(TIME_BUDGET_ROUND_MARGIN * float(run.time_budget) / per_round)))
     return rounds
 
 
@@ -206,7 +210,7 @@ def measured_cell_cpu_s(cell: dict, sample: dict) -> float:
     ``eval_every`` rounds plus the first and the last, and the sample's CPU per round x the cell's
     round bound (:func:`cell_round_bound`)."""
     rounds = cell_round_bound(cell, sample)
-    every = max(1, int(cell.get("eval_every", 1)))
+    every = max(1, int(as_spec(cell).run.eval_every))
     evaluations = rounds // every + 1 + (1 if rounds % every else 0)
     return (sample["start_cpu_s"] + sample["setup_cpu_s"] + sample["init_cpu_s"]
             + evaluations * sample["eval_cpu_s"] + rounds * sample["round_cpu_s"])
@@ -216,8 +220,9 @@ def calibration_group(cell: dict) -> tuple:
     """Kinds whose work model shares one measured calibration: the paper, the problem and its dataset;
     for the neural problems also whether the local mini-batches are small (B <= 50: per-step overhead
     and small GEMMs, far below the FLOP rate of full-batch or B = 200 passes)."""
-    problem = cell.get("problem") or {}
-    return (cell.get("paper"), problem.get("name"), problem.get("dataset")) + cell_cost(cell).calibration_key(cell)
+    spec = as_spec(cell)
+    problem = spec.problem or {}
+    return (spec.paper, problem.get("name"), problem.get("dataset")) + cell_cost(spec).calibration_key(spec)
 
 
 def fixed_cpu_s(sample: dict) -> float:
@@ -233,8 +238,10 @@ def calibrate(cell: dict, sampled: list[tuple[dict, dict]]) -> dict:
     work model (:func:`modelled_cell_seconds`), and their largest fixed CPU time; the peak memory of a
     sample with the same problem and algorithm, else none (the request falls back to
     :func:`estimated_memory_mb`)."""
-    same_problem = [(c, s) for c, s in sampled if c["problem"] == cell["problem"]]
-    same_run = [(c, s) for c, s in same_problem if c["algorithm"] == cell["algorithm"]]
+    spec = as_spec(cell)
+    sampled = [(as_spec(c), s) for c, s in sampled]
+    same_problem = [(c, s) for c, s in sampled if c.problem == spec.problem]
+    same_run = [(c, s) for c, s in same_problem if c.algorithm.name == spec.algorithm.name]
     nearest = same_run or same_problem or sampled
     ratios = [(measured_cell_cpu_s(c, s) - fixed_cpu_s(s)) / modelled_cell_seconds(c) for c, s in nearest]
     return {"ratio": max(ratios), "fixed_cpu_s": max(fixed_cpu_s(s) for _, s in nearest),

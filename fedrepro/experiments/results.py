@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro import __version__
-from fedrepro.core.context import RUN_DEFAULTS
+from fedrepro.experiments.spec import as_spec
 
 IDENTIFIERS = ["paper", "experiment", "cell", "algorithm", "instance", "seed"]
 RUN_COLUMNS = ["status", "stop_reason", "rounds", "iterations", "run_wall_time", "run_cpu_time", "run_local_time",
@@ -80,20 +80,23 @@ def provenance(config_hash: str = "", **extra) -> dict:
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **extra}
 
 
-def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
-    """Tidy DataFrame of one run (``result`` is a :class:`~fedrepro.sim.result.RunResult`)."""
+def run_frame(spec, result, facts: dict, params: dict) -> pd.DataFrame:
+    """Tidy DataFrame of one run (``spec``: its :class:`~fedrepro.experiments.spec.RunSpec` or cell dict;
+    ``result`` is a :class:`~fedrepro.sim.result.RunResult`)."""
     from fedrepro.core.threads import kernel_threads    # numba: loaded by the run already, not by every reader
 
+    spec = as_spec(spec)
+    run, label, channel = spec.run, spec.label, spec.channel
     df = pd.DataFrame(result.trace)
     const = {
-        "paper": cell.get("paper", "custom"), "experiment": cell.get("experiment", "cli"),
-        "cell": cell.get("cell", ""), "algorithm": cell["algorithm"],
-        "instance": int(cell.get("instance", 0)), "seed": int(cell.get("seed", 0)),
-        "k0": int(cell.get("k0", RUN_DEFAULTS["k0"])), "rho": float(cell.get("rho", RUN_DEFAULTS["rho"])),
+        "paper": label.paper, "experiment": label.experiment,
+        "cell": spec.name, "algorithm": spec.algorithm.name,
+        "instance": int(spec.instance), "seed": int(spec.seed),
+        "k0": int(run.k0), "rho": float(run.rho),
         "m": int(facts.get("m", 0)), "dim": int(facts.get("dim", 0)), "n_samples": int(facts.get("n_samples", 0)),
         "params": json.dumps(params, sort_keys=True, default=str),
-        "problem": json.dumps(cell.get("problem", {}), sort_keys=True, default=str),
-        "swept": json.dumps(sorted(cell.get("columns") or {})),
+        "problem": json.dumps(spec.problem if spec.problem is not None else {}, sort_keys=True, default=str),
+        "swept": json.dumps(sorted(spec.columns)),
         "status": result.status, "stop_reason": result.stop_reason, "rounds": int(result.rounds),
         "iterations": int(result.iterations), "run_wall_time": float(result.wall_time),
         "run_cpu_time": float(result.cpu_time),
@@ -101,14 +104,14 @@ def run_frame(cell: dict, result, facts: dict, params: dict) -> pd.DataFrame:
         "run_local_cpu_time": float(result.local_cpu_time),
         "kernel_threads": int(kernel_threads()),
     }
-    if cell.get("delays") is not None:          # runs on the virtual clock: the delay model and budget
-        const["delays"] = json.dumps(cell["delays"], sort_keys=True, default=str)
-        const["time_budget"] = cell.get("time_budget")
-    if cell.get("aggregator"):                  # the server's aggregator (fedrepro.sim.aggregation), when set
-        const["aggregator_spec"] = json.dumps(cell["aggregator"], sort_keys=True, default=str)
-    if cell.get("attack"):                      # the adversary (fedrepro.sim.attacks), when set
-        const["attack_spec"] = json.dumps(cell["attack"], sort_keys=True, default=str)
-    for key, value in (cell.get("columns") or {}).items():
+    if run.delays is not None:                  # runs on the virtual clock: the delay model and budget
+        const["delays"] = json.dumps(run.delays, sort_keys=True, default=str)
+        const["time_budget"] = run.time_budget
+    if channel.aggregator:                      # the server's aggregator (fedrepro.sim.aggregation), when set
+        const["aggregator_spec"] = json.dumps(channel.aggregator, sort_keys=True, default=str)
+    if channel.attack:                          # the adversary (fedrepro.sim.attacks), when set
+        const["attack_spec"] = json.dumps(channel.attack, sort_keys=True, default=str)
+    for key, value in spec.columns.items():
         const[key] = value
     for key, value in const.items():
         df[key] = value
@@ -128,23 +131,25 @@ RUN_CONSTANTS = (*IDENTIFIERS, "k0", "rho", "m", "dim", "n_samples", "params", "
                  "kernel_threads", "delays", "time_budget")
 
 
-def relabel_run(frame: pd.DataFrame, source: dict, cell: dict) -> pd.DataFrame:
+def relabel_run(frame: pd.DataFrame, source, cell) -> pd.DataFrame:
     """The rows of ``cell`` from the rows of ``source``, a cell of another experiment with the same run
-    (:func:`fedrepro.experiments.cells.same_runs`): what :func:`run_frame` gives for ``cell`` on the same
+    (:func:`fedrepro.experiments.build_plan.same_runs`): what :func:`run_frame` gives for ``cell`` on the same
     run. The experiment, cell id and swept columns are ``cell``'s; the run's settings, outcome, rounds,
-    metrics and timings (one measurement of the one run) are the source's."""
-    rows = frame[frame["cell"] == source["cell"]]
+    metrics and timings (one measurement of the one run) are the source's. ``source``, ``cell``: their
+    :class:`~fedrepro.experiments.spec.RunSpec` or cell dicts."""
+    source, cell = as_spec(source), as_spec(cell)
+    rows = frame[frame["cell"] == source.name]
     if rows.empty:
-        raise ValueError(f"run {source['cell']} ({source['paper']}/{source['experiment']}) is not in its file; "
+        raise ValueError(f"run {source.name} ({source.paper}/{source.experiment}) is not in its file; "
                          "rerun with --rerun-incomplete")
-    old_labels = [k for k in (source.get("columns") or {}) if k not in RUN_CONSTANTS]
+    old_labels = [k for k in source.columns if k not in RUN_CONSTANTS]
     for key in old_labels:
-        if not all(_same_label(v, source["columns"][key]) for v in rows[key]):
-            raise ValueError(f"column {key!r} of run {source['cell']} is not its swept value "
-                             f"{source['columns'][key]!r}: a recorded metric of that name; cannot relabel")
+        if not all(_same_label(v, source.columns[key]) for v in rows[key]):
+            raise ValueError(f"column {key!r} of run {source.name} is not its swept value "
+                             f"{source.columns[key]!r}: a recorded metric of that name; cannot relabel")
     df = rows.drop(columns=old_labels).reset_index(drop=True)
-    labels = {"experiment": cell["experiment"], "cell": cell["cell"],
-              "swept": json.dumps(sorted(cell.get("columns") or {})), **(cell.get("columns") or {})}
+    labels = {"experiment": cell.experiment, "cell": cell.name,
+              "swept": json.dumps(sorted(cell.columns)), **cell.columns}
     for key, value in labels.items():
         df[key] = value
     const = [c for c in RUN_CONSTANTS if c in df.columns]
@@ -185,7 +190,7 @@ def read_metadata(path: str | Path) -> dict:
 def computed_cells(folder: str | Path, exclude: str | Path | None = None) -> dict:
     """``{cell id: path}`` of the runs already written by earlier jobs in ``folder`` (an experiment's
     ``results/cells/<paper>/<experiment>/``), from each file's provenance. A cell id is a hash of the
-    run's whole content (:func:`fedrepro.experiments.cells.cell_id`), so a job whose batch was re-cut
+    run's whole content (:func:`fedrepro.experiments.expansion.cell_id`), so a job whose batch was re-cut
     (more seeds: the verify build's second look) copies those runs instead of computing them again."""
     out = {}
     folder = Path(folder)
@@ -229,7 +234,7 @@ def timed_repetitions(cache: str | Path, cells: list[dict], repeats: int, record
     if (commit == "unknown" or commit.endswith("-dirty") or meta.get("git_commit") != commit
             or meta.get("cpu") != record.get("cpu")):
         return {}
-    wanted = {c["cell"] for c in cells}
+    wanted = {as_spec(c).name for c in cells}
     return {(row["cell"], int(row["repeat"])): row for row in old.to_dict("records")
             if row["cell"] in wanted and int(row["repeat"]) < repeats}
 

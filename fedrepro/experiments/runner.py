@@ -1,6 +1,8 @@
 """One path from a spec to a run: :func:`build_run` builds problem, algorithm, schedule, stop
-rule and the channel's stages (mechanism, attack, aggregator) from a cell (a sweep cell of the workflow, or the cell the
-CLI makes from its flags); :func:`run_cell` simulates it and returns the tidy frame.
+rule and the channel's stages (mechanism, attack, aggregator) from a :class:`~fedrepro.experiments.spec.RunSpec` (a
+sweep cell of the workflow, :meth:`~fedrepro.experiments.spec.RunSpec.from_cell`, or the CLI's flags,
+:meth:`~fedrepro.experiments.spec.RunSpec.from_cli`); :func:`run_cell` simulates it and returns the tidy frame.
+A cell dict is accepted too and read through :func:`~fedrepro.experiments.spec.as_spec`.
 
 Mechanisms come only from :func:`fedrepro.sim.privacy.build_mechanism`, attacks only from
 :func:`fedrepro.sim.attacks.build_attack`."""
@@ -14,13 +16,14 @@ import pandas as pd
 
 from fedrepro.algorithms import make_algorithm
 from fedrepro.core.allocator import keep_freed_memory
-from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
+from fedrepro.core.context import check_run_settings
 from fedrepro.core.sampling import RecordingSampler, UniformSampler
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.attacks import build_attack
 from fedrepro.sim.privacy import build_mechanism
 from fedrepro.problems import build_problem
 from fedrepro.experiments.results import run_frame
+from fedrepro.experiments.spec import RunSpec, as_spec
 from fedrepro.sim.delays import build_delays, resolve_staleness
 from fedrepro.sim.driver import drive, schedule_for
 from fedrepro.sim.stopping import build_stop
@@ -62,15 +65,16 @@ class Run:
         return drive(self.problem, self.algorithm, self.schedule, progress=progress, **self.kwargs)
 
 
-def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
+def build_run(spec: RunSpec | dict, data_dir: str = "data/processed", reference: dict | None = None,
               problem=None, replay=None, sampler=None, record_selections: bool = False) -> Run:
-    """Build the run a cell describes.
+    """Build the run ``spec`` describes (a :class:`~fedrepro.experiments.spec.RunSpec`, or a cell dict).
 
-    ``cell`` keys: ``problem`` (spec for :func:`fedrepro.problems.build_problem`), ``algorithm``,
-    ``params``, ``seed``, ``stop``, ``mechanism``, ``attack``, ``aggregator``, the virtual-clock keys
-    ``delays``, ``tau``, ``time_budget`` and the run settings of :data:`fedrepro.core.context.RUN_DEFAULTS`
-    / ``RUN_OPTIONAL`` (``k0``, ``rho``, ``max_rounds``, ``eval_every``, ``time_limit``, ``metrics``,
-    ``store``). ``problem``: an already built problem (the CLI's npz) used instead of ``cell['problem']``.
+    The spec's ``problem`` (for :func:`fedrepro.problems.build_problem`), ``algorithm`` (name and its own
+    parameters), ``seed``, ``stop``, ``channel`` (mechanism, attack, aggregator) and ``run`` settings
+    (:data:`fedrepro.core.context.RUN_DEFAULTS` / ``RUN_OPTIONAL``: ``k0``, ``rho``, ``max_rounds``,
+    ``eval_every``, ``time_limit``, ``metrics``, ``store``; the virtual-clock keys ``delays``, ``tau``,
+    ``time_budget``). ``problem``: an already built problem (the CLI's registry dataset) used instead of
+    ``spec.problem``.
     ``reference``: final record of the reference run when the stop rule is ``target``. ``replay``: a
     :class:`fedrepro.sim.replay.Replay`; ``sampler``: a client sampler instead of the default (both only
     for synchronous algorithms). A key the algorithm's schedule cannot take is a ValueError naming it
@@ -83,23 +87,24 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
     The attack is built first: a data-side attack that changes the federation (``backdoor``'s added
     worker) gives the problem's builder the options of the data it needs (``attack.problem_options()``).
     """
-    attack = build_attack(cell.get("attack"))
-    algorithm = make_algorithm(cell["algorithm"], **cell.get("params", {}))
-    settings = {key: cell.get(key, default) for key, default in {**RUN_DEFAULTS, **RUN_OPTIONAL}.items()}
-    check_run_settings(seed=cell["seed"], **settings)       # before any work: the key and what is allowed
-    schedule = cell_schedule(cell, algorithm, replay=replay, sampler=sampler)   # before the data are loaded
+    spec = as_spec(spec)
+    attack = build_attack(spec.channel.attack)
+    algorithm = make_algorithm(spec.algorithm.name, **spec.algorithm.params)
+    settings = spec.run.settings()
+    check_run_settings(seed=spec.seed, **settings)       # before any work: the key and what is allowed
+    schedule = cell_schedule(spec, algorithm, replay=replay, sampler=sampler)   # before the data are loaded
     if problem is None:
-        problem = cell_problem(cell, data_dir, attack)
+        problem = cell_problem(spec, data_dir, attack)
     if getattr(schedule, "tau", None) is not None:
-        schedule.tau = resolve_staleness(cell.get("tau"), problem.m)
-    stop = build_stop(cell.get("stop"), problem, reference)
-    kwargs = dict(seed=int(cell["seed"]), stop=stop, mechanism=build_mechanism(cell.get("mechanism")),
-                  attack=attack, aggregator=build_aggregator(cell.get("aggregator")),
+        schedule.tau = resolve_staleness(spec.run.tau, problem.m)
+    stop = build_stop(spec.stop, problem, reference)
+    kwargs = dict(seed=int(spec.seed), stop=stop, mechanism=build_mechanism(spec.channel.mechanism),
+                  attack=attack, aggregator=build_aggregator(spec.channel.aggregator),
                   **{k: v for k, v in settings.items() if k not in SCHEDULE_SETTINGS})
     recorder = None
     if record_selections:
         if algorithm.asynchronous:
-            raise ValueError(f"algorithm {cell['algorithm']!r} is asynchronous: its workers report as they finish, "
+            raise ValueError(f"algorithm {spec.algorithm.name!r} is asynchronous: its workers report as they finish, "
                              "so there are no rounds' client selections to record; recording is for synchronous "
                              "algorithms")
         if replay is not None and replay.selections is not None:
@@ -108,7 +113,7 @@ def build_run(cell: dict, data_dir: str = "data/processed", reference: dict | No
             schedule.replay = replay.without_selections()
         else:                                      # the schedule's sampler, the same draws
             recorder = RecordingSampler(schedule.sampler or UniformSampler(
-                problem.m, float(settings["rho"]), int(cell["seed"]), settings["sample_count"]))
+                problem.m, float(settings["rho"]), int(spec.seed), settings["sample_count"]))
         schedule.sampler = recorder
     return Run(problem, algorithm, schedule, kwargs, recorder)
 
@@ -118,34 +123,42 @@ def problem_options(attack) -> dict:
     return attack.problem_options() if hasattr(attack, "problem_options") else {}
 
 
-def cell_problem(cell: dict, data_dir: str = "data/processed", attack=None):
-    """The problem of a cell's run, with its data partitioned among the clients: what :func:`build_run`
-    builds (``attack``: the cell's built attack, else built here from ``cell['attack']``). The
+def cell_problem(spec: RunSpec | dict, data_dir: str = "data/processed", attack=None):
+    """The problem of a run, with its data partitioned among the clients: what :func:`build_run`
+    builds (``attack``: the run's built attack, else built here from ``spec.channel.attack``). The
     partition tables (:mod:`fedrepro.experiments.partitions`) are read off this same object."""
+    spec = as_spec(spec)
     if attack is None:
-        attack = build_attack(cell.get("attack"))
-    return build_problem(cell["problem"], cell["seed"], data_dir=data_dir, **problem_options(attack))
+        attack = build_attack(spec.channel.attack)
+    return build_problem(spec.problem, spec.seed, data_dir=data_dir, **problem_options(attack))
 
 
-def cell_schedule(cell: dict, algorithm, replay=None, sampler=None):
-    """The schedule of a cell's run (:func:`fedrepro.sim.driver.schedule_for`); ``tau`` is resolved
+def cell_schedule(spec: RunSpec | dict, algorithm, replay=None, sampler=None):
+    """The schedule of a run (:func:`fedrepro.sim.driver.schedule_for`); ``tau`` is resolved
     against the problem's worker count by :func:`build_run` (here only checked)."""
-    tau = cell.get("tau")
-    if tau is not None:
-        resolve_staleness(tau, 1)
-    return schedule_for(algorithm, rho=cell.get("rho", RUN_DEFAULTS["rho"]),
-                        sample_count=cell.get("sample_count", RUN_OPTIONAL["sample_count"]), sampler=sampler,
-                        replay=replay, delays=build_delays(cell.get("delays")), tau=tau,
-                        time_budget=cell.get("time_budget"))
+    run = as_spec(spec).run
+    if run.tau is not None:
+        resolve_staleness(run.tau, 1)
+    return schedule_for(algorithm, rho=run.rho, sample_count=run.sample_count, sampler=sampler,
+                        replay=replay, delays=build_delays(run.delays), tau=run.tau,
+                        time_budget=run.time_budget)
 
 
-def run_cell(cell: dict, data_dir: str = "data/processed", reference: dict | None = None,
+def run_cell(spec: RunSpec | dict, data_dir: str = "data/processed", reference: dict | None = None,
              progress=None) -> pd.DataFrame:
-    """Run the cell and return its tidy frame (one row per evaluated round).
+    """Run ``spec`` (a :class:`~fedrepro.experiments.spec.RunSpec`, or a cell dict) and return its tidy frame
+    (one row per evaluated round).
 
     ``reference`` is the final record of the reference run when the cell's stop rule is
     ``target`` (baselines stopping at FedADMM's objective).
     """
-    run = build_run(cell, data_dir=data_dir, reference=reference)
+    spec = as_spec(spec)
+    return complete_run(spec, build_run(spec, data_dir=data_dir, reference=reference), progress)[1]
+
+
+def complete_run(spec: RunSpec, run: Run, progress=None):
+    """Simulate ``run`` (built from ``spec`` by :func:`build_run`) and return ``(result, frame)``: the
+    :class:`~fedrepro.sim.result.RunResult` and its tidy frame. The workflow's :func:`run_cell` and the CLI
+    (``fedrepro run``, which checks its replay files between building and simulating) both end here."""
     result = run.simulate(progress=progress)
-    return run_frame(cell, result, run.problem.describe(), run.algorithm.params())
+    return result, run_frame(spec, result, run.problem.describe(), run.algorithm.params())

@@ -39,8 +39,11 @@ from pathlib import Path
 from typing import Callable
 
 from fedrepro.core.params import ConfigError
-from fedrepro.experiments.cells import (PAPERS, SCALES, cell_id, check_cell, expand, load_experiments, read_yaml,
-                                        reference_cell, runs_at, same_runs)
+from fedrepro.experiments.build_plan import same_runs
+from fedrepro.experiments.expansion import (SCALES, cell_id, check_cell, expand, load_experiments, reference_cell,
+                                            runs_at)
+from fedrepro.experiments.spec import as_spec
+from fedrepro.experiments.yamlio import PAPERS, read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCALE = "verify"
@@ -298,7 +301,7 @@ def calibrated_entry(cell: dict) -> dict | None:
     (:func:`fedrepro.experiments.resources.calibrate` on the bill's samples of its group; None when it has none)."""
     from fedrepro.experiments.resources import calibrate, calibration_group
 
-    group = _sampled_by_group(cell["paper"]).get(calibration_group(cell))
+    group = _sampled_by_group(as_spec(cell).paper).get(calibration_group(cell))
     return calibrate(cell, group) if group else None
 
 

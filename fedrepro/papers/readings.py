@@ -12,8 +12,7 @@ import argparse
 import sys
 
 from fedrepro.claims import registration
-from fedrepro.experiments.cells import PAPERS
-from fedrepro.papers.registry import checks
+from fedrepro.papers.registry import PAPERS, checks
 
 PAPER_KEYS = [p for p in PAPERS if p != "custom"]
 

@@ -1,6 +1,8 @@
 """The paper registry: every folder ``fedrepro/papers/<paper>/`` with an ``experiments.yaml`` is a
-paper (:data:`fedrepro.experiments.cells.PAPERS`). Each exposes, through this module only, its
-figure and table specs (``figures.py``: ``FIGURES``, ``TABLES``) and its claim checks (``claims.py``:
+paper (:data:`PAPERS`, :func:`discover_papers`; USER_PAPER names a user's own experiments). The discovery
+itself lives in :mod:`fedrepro.experiments.yamlio`, since the experiments layer expands the papers'
+experiments and may not import from this layer (tests/test_layout.py); the layers above ask here.
+Each paper exposes, through this module only, its figure and table specs (``figures.py``: ``FIGURES``, ``TABLES``) and its claim checks (``claims.py``:
 ``CHECKS``); the workflow asks here for what a paper builds."""
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 
 from fedrepro.claims.evaluate import evaluate, load_claims, load_results, to_markdown, validate_claims
 from fedrepro.core.params import ConfigError
-from fedrepro.experiments.cells import PAPERS, paper_file
+from fedrepro.experiments.yamlio import PAPERS, USER_PAPER, discover_papers, paper_file  # noqa: F401 (the papers)
 
 
 def _paper_module(paper: str, part: str):

@@ -7,7 +7,9 @@ a model trained by the clients a round selects) or :class:`WorkerCost` (ASPIRE's
 model answers, for a cell: the memory (MB) and runtime (minutes) to request, the modelled CPU seconds
 (without headroom, for the job order and the calibration of measured rates), the extra key of its
 calibration group, whether its job's threads run the compiled kernels, and the least runtime of a
-quick/verify cell.
+quick/verify cell. Its methods take the run's spec (:class:`fedrepro.experiments.spec.RunSpec`, read by
+its attributes: ``problem``, ``algorithm.params``, ``run.max_rounds``, ``run.rho`` ...; this layer does not
+import it) and the :class:`RunFacts` built from it.
 
 What the run adds to the problem's cost (the algorithm built with its parameters, its per-client
 vectors, the attack's added workers, the delay model) comes from the caller as a :class:`RunFacts`:
@@ -36,7 +38,7 @@ CONVEX_SHORT_FLOOR_MIN = 30
 
 
 class RunFacts(Protocol):
-    """What a cell's run adds to its problem's cost (built lazily by the caller, from the cell)."""
+    """What a run adds to its problem's cost (built lazily by the caller, from the run's spec)."""
 
     algorithm: object            # the cell's algorithm, built with its parameters
     client_vectors: tuple        # the per-client vectors its class declares (fedrepro.algorithms.base.client_vectors)
@@ -93,25 +95,25 @@ class ConvexCost:
             return self._data_bytes(problem)
         return dataset_bytes(problem.get("dataset") or self.default_dataset)
 
-    def memory_mb(self, cell: dict, run: RunFacts) -> int:
+    def memory_mb(self, spec, run: RunFacts) -> int:
         """A generous fixed formula of m and n."""
-        m = int((cell.get("problem") or {}).get("m", 100) or 100)
-        n = int((cell.get("problem") or {}).get("n", 100) or 100)
+        m = int((spec.problem or {}).get("m", 100) or 100)
+        n = int((spec.problem or {}).get("n", 100) or 100)
         return int(min(64000, 1000 + 8 * 6 * m * max(n, 100) * 150 / 2**20))
 
-    def seconds(self, cell: dict, run: RunFacts) -> float:
+    def seconds(self, spec, run: RunFacts) -> float:
         """The work model in seconds, without headroom: up to ``max_rounds`` rounds of
         (1 + 2 k0 rho) data reads plus 0.05 s of bookkeeping."""
-        rounds = int(cell.get("max_rounds", 1000))
-        passes_per_round = 1 + 2 * int(cell.get("k0", 1)) * float(cell.get("rho", 1.0))
-        return rounds * (passes_per_round * self.data_bytes(cell.get("problem") or {}) / CONVEX_READ_BYTES_PER_S
+        rounds = int(spec.run.max_rounds)
+        passes_per_round = 1 + 2 * int(spec.run.k0) * float(spec.run.rho)
+        return rounds * (passes_per_round * self.data_bytes(spec.problem or {}) / CONVEX_READ_BYTES_PER_S
                          + 0.05)
 
-    def runtime_min(self, cell: dict, run: RunFacts) -> int:
+    def runtime_min(self, spec, run: RunFacts) -> int:
         """:meth:`seconds` x3 headroom, +10 min for start-up and data loading, at most 24 h."""
-        return int(min(24 * 60, math.ceil(10 + 3 * self.seconds(cell, run) / 60)))
+        return int(min(24 * 60, math.ceil(10 + 3 * self.seconds(spec, run) / 60)))
 
-    def calibration_key(self, cell: dict) -> tuple:
+    def calibration_key(self, spec) -> tuple:
         return ()
 
 
@@ -126,51 +128,50 @@ class NeuralCost:
     def __repr__(self) -> str:
         return "NeuralCost()"
 
-    def memory_mb(self, cell: dict, run: RunFacts) -> int:
+    def memory_mb(self, spec, run: RunFacts) -> int:
         """Data, model, per-client stores as the run's ``store`` setting holds them (declared by the
         algorithm's ``client_vectors``) plus 1 GiB for the interpreter and 25% headroom."""
-        from fedrepro.core.context import RUN_OPTIONAL
         from fedrepro.core.sampling import participants
         from fedrepro.core.store import run_memory_bytes
         from fedrepro.problems.neural import neural_memory_bytes
 
-        est = neural_memory_bytes(cell["problem"])
+        est = neural_memory_bytes(spec.problem)
+        settings = spec.run.settings()
         total = run_memory_bytes(m=est["m"], dim=est["dim"], vectors=run.client_vectors,
-                                 clients_per_round=participants(est["m"], float(cell.get("rho", 1.0))),
+                                 clients_per_round=participants(est["m"], float(spec.run.rho)),
                                  data_bytes=est["data"], workspace_bytes=est["workspace"],
-                                 store=cell.get("store", RUN_OPTIONAL["store"]),
-                                 budget_mb=cell.get("store_budget_mb", RUN_OPTIONAL["store_budget_mb"]))
+                                 store=settings["store"], budget_mb=settings["store_budget_mb"])
         return int(math.ceil(1024 + 1.25 * total / 2**20))
 
-    def flops(self, cell: dict, run: RunFacts) -> float:
+    def flops(self, spec, run: RunFacts) -> float:
         """rounds x (per-sample training FLOPs (3 x forward) x samples the selected clients process per
         round (E, or (E+1)/2 with random epochs; FedSGD one pass) + one test-set evaluation)."""
         from fedrepro.core.sampling import participants
         from fedrepro.nn import build_model
         from fedrepro.problems.neural import neural_memory_bytes, neural_spec_defaults
 
-        spec = neural_spec_defaults(cell["problem"])
-        est = neural_memory_bytes(cell["problem"])
+        block = neural_spec_defaults(spec.problem)
+        est = neural_memory_bytes(spec.problem)
         n_train, n_test = est["n_train"], est["n_test"]
-        model = build_model(spec["model"])
+        model = build_model(block["model"])
         alg = run.algorithm
         E = float(getattr(alg, "E", 1))
         epochs = (E + 1) / 2 if getattr(alg, "random_epochs", False) else E
-        clients = participants(int(spec["m"]), float(cell.get("rho", 1.0)))
-        samples = clients * epochs * n_train / int(spec["m"])
-        return int(cell.get("max_rounds", 100)) * model.forward_flops() * (3 * samples + n_test)
+        clients = participants(int(block["m"]), float(spec.run.rho))
+        samples = clients * epochs * n_train / int(block["m"])
+        return int(spec.run.max_rounds) * model.forward_flops() * (3 * samples + n_test)
 
-    def seconds(self, cell: dict, run: RunFacts) -> float:
-        return self.flops(cell, run) / (NEURAL_GFLOPS * 1e9)
+    def seconds(self, spec, run: RunFacts) -> float:
+        return self.flops(spec, run) / (NEURAL_GFLOPS * 1e9)
 
-    def runtime_min(self, cell: dict, run: RunFacts) -> int:
+    def runtime_min(self, spec, run: RunFacts) -> int:
         """:meth:`flops` at :data:`NEURAL_GFLOPS`, plus 5 minutes for start-up and data loading; at least 10."""
-        return runtime_from_flops(self.flops(cell, run))
+        return runtime_from_flops(self.flops(spec, run))
 
-    def calibration_key(self, cell: dict) -> tuple:
+    def calibration_key(self, spec) -> tuple:
         """Whether the local mini-batches are small (B <= 50: per-step overhead and small GEMMs, far
         below the FLOP rate of full-batch or B = 200 passes)."""
-        batch = (cell.get("params") or {}).get("B")
+        batch = spec.algorithm.params.get("B")
         return ("small batches" if isinstance(batch, int) and batch <= 50 else "large batches",)
 
 
@@ -183,7 +184,7 @@ class WorkerCost:
     def __repr__(self) -> str:
         return "WorkerCost()"
 
-    def cost(self, cell: dict, run: RunFacts) -> dict:
+    def cost(self, spec, run: RunFacts) -> dict:
         """Runtime (minutes) and memory (MB) requests of a cell from its work: per round, the jobs
         (asynchronous: S workers' reports per master iteration; synchronous: every worker, Ind_j one) x
         (local steps x 3 x B + B_loss) samples through the model, plus one evaluation of every split per
@@ -193,42 +194,42 @@ class WorkerCost:
         from fedrepro.nn import build_model
         from fedrepro.problems.worker_neural import worker_spec_defaults
 
-        spec = worker_spec_defaults(cell["problem"])
-        n_train, n_test, N = WORKER_SPLITS[spec["dataset"]].full_sizes
+        block = worker_spec_defaults(spec.problem)
+        n_train, n_test, N = WORKER_SPLITS[block["dataset"]].full_sizes
         N += run.added_workers                         # the backdoor's malicious worker
-        if spec.get("train_per_worker"):
-            n_train = min(n_train, N * int(spec["train_per_worker"]))
-        if spec.get("test_per_worker"):
-            n_test = min(n_test, N * int(spec["test_per_worker"]))
-        model = build_model(spec["model"])
+        if block.get("train_per_worker"):
+            n_train = min(n_train, N * int(block["train_per_worker"]))
+        if block.get("test_per_worker"):
+            n_test = min(n_test, N * int(block["test_per_worker"]))
+        model = build_model(block["model"])
         alg = run.algorithm
         if alg.asynchronous:
             jobs = N if getattr(alg, "S", 1) is None else min(int(getattr(alg, "S", 1)), N)
         else:
             jobs = 1 if hasattr(alg, "worker") else N
         per_job = getattr(alg, "local_steps", 1) * 3 * getattr(alg, "B", 64) + getattr(alg, "B_loss", 0)
-        rounds = int(cell.get("max_rounds", 100))
-        if cell.get("time_budget") and cell.get("delays") is not None:     # capped by the virtual-time budget
+        rounds = int(spec.run.max_rounds)
+        if spec.run.time_budget and spec.run.delays is not None:     # capped by the virtual-time budget
             d = run.delays
             job = getattr(alg, "local_steps", 1) * d.c0 + d.m0
             # synchronous: a round waits for the slowest worker; asynchronous: N reports per mean job duration
             per_round = job * (1 + d.H_max) / 2 / N if alg.asynchronous else job * d.H_max
-            rounds = min(rounds, int(math.ceil(2 * float(cell["time_budget"]) / max(per_round, 1e-6))))
-        evals = rounds // int(cell.get("eval_every", 1)) + 1
+            rounds = min(rounds, int(math.ceil(2 * float(spec.run.time_budget) / max(per_round, 1e-6))))
+        evals = rounds // int(spec.run.eval_every) + 1
         flops = model.forward_flops() * (rounds * jobs * per_job + evals * (n_train + n_test))
         runtime = runtime_from_flops(flops)
         data = (n_train + n_test) * (model.input_shape[0] * 4 + 16)
         mem = int(math.ceil(1024 + 1.25 * (3 * data + 2 * N * model.n_params * 4) / 2**20))
         return {"runtime_min": runtime, "mem_mb": mem, "flops": flops}
 
-    def memory_mb(self, cell: dict, run: RunFacts) -> int:
-        return self.cost(cell, run)["mem_mb"]
+    def memory_mb(self, spec, run: RunFacts) -> int:
+        return self.cost(spec, run)["mem_mb"]
 
-    def runtime_min(self, cell: dict, run: RunFacts) -> int:
-        return self.cost(cell, run)["runtime_min"]
+    def runtime_min(self, spec, run: RunFacts) -> int:
+        return self.cost(spec, run)["runtime_min"]
 
-    def seconds(self, cell: dict, run: RunFacts) -> float:
-        return self.cost(cell, run)["flops"] / (NEURAL_GFLOPS * 1e9)
+    def seconds(self, spec, run: RunFacts) -> float:
+        return self.cost(spec, run)["flops"] / (NEURAL_GFLOPS * 1e9)
 
-    def calibration_key(self, cell: dict) -> tuple:
+    def calibration_key(self, spec) -> tuple:
         return ()

@@ -42,7 +42,7 @@ default empty); an algorithm whose needs depend on its parameters extends
 unsuitable algorithm x problem pairing with a message naming both, the missing capability and
 a registered problem that has it. It runs at the start of :func:`fedrepro.sim.driver.drive`
 (before anything touches the problem) and, from the problem builder's declared return class,
-when a config's experiments are expanded (:func:`fedrepro.experiments.cells.expand`), so no job starts.
+when a config's experiments are expanded (:func:`fedrepro.experiments.expansion.expand`), so no job starts.
 
 A problem provides a capability when its class implements every member: a method, property or
 class attribute defined on the class (a member inherited unchanged from ``FederatedProblem``,

@@ -166,6 +166,7 @@ class Channel:
         return clients, as_uploads()
 
 
-def build_channel(cell: dict) -> Channel:
-    """The channel of a cell (``mechanism``, ``attack``, ``aggregator`` blocks)."""
-    return Channel.from_specs(cell.get("mechanism"), cell.get("attack"), cell.get("aggregator"))
+def build_channel(spec) -> Channel:
+    """The channel a run's channel spec describes (:class:`fedrepro.experiments.spec.ChannelSpec`: its
+    ``mechanism``, ``attack`` and ``aggregator`` blocks, each None when absent)."""
+    return Channel.from_specs(spec.mechanism, spec.attack, spec.aggregator)

@@ -10,8 +10,9 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.cells import (all_cells, batches, check_user_data, config_hash, load_experiments, read_yaml,
-                                        reference_cell, same_runs, timing_repeats, user_data_files)
+from fedrepro.experiments.build_plan import batches, check_user_data, same_runs, timing_repeats, user_data_files
+from fedrepro.experiments.expansion import all_cells, load_experiments, reference_cell
+from fedrepro.experiments.yamlio import config_hash, read_yaml
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
 from fedrepro.experiments.results import timing_cache
@@ -32,7 +33,7 @@ for _paper, _exps in load_experiments(config, workflow.basedir).items():
 
 # every paper's claims file, before any job: ids, kinds, quoted sources, checks, experiments, scales
 from fedrepro.claims.evaluate import load_claims, validate_claims
-from fedrepro.experiments.cells import SCALES
+from fedrepro.experiments.expansion import SCALES
 
 for _paper, _exps in load_experiments(config, workflow.basedir).items():
     if _paper != "custom":

@@ -78,7 +78,7 @@ DEFAULT_LAYOUT = {
 
 def layout(root: str | Path = ".") -> dict:
     """Panel layouts: the fragment's ``layout`` block over :data:`DEFAULT_LAYOUT`."""
-    from fedrepro.experiments.cells import load_paper_fragment
+    from fedrepro.experiments.yamlio import load_paper_fragment
 
     path = Path(root) / "workflow" / "papers" / "fedadmm_gong.yaml"
     given = (load_paper_fragment("fedadmm_gong", root) or {}).get("layout") or {} if path.exists() else {}

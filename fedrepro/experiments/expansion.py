@@ -1,4 +1,4 @@
-"""Experiments: config blocks -> sweep cells.
+"""Experiments: config blocks -> sweep cells (grid expansion, cell construction and checking).
 
 An *experiment* is one block of ``experiments:`` in a paper fragment
 (``fedrepro/papers/<paper>/experiments.yaml``) or in the user's ``config.yaml``. It expands
@@ -44,116 +44,23 @@ parse time, before any job starts.
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
 import json
-import re
 from pathlib import Path
-
-import yaml
 
 from fedrepro.core.context import RUN_DEFAULTS, RUN_OPTIONAL, check_run_settings
 from fedrepro.core.params import ConfigError
+from fedrepro.experiments.config import SCALES, resolve_scale, validate_experiment
+from fedrepro.experiments.spec import TIMING_KEYS, RunSpec, cell_id, id_params
+from fedrepro.experiments.yamlio import PAPERS, USER_PAPER, deep_merge, load_paper_fragment
+
+__all__ = ["RUN_KEYS", "TIMING_KEYS", "SPEC_PREFIXES", "SCALES", "column_name", "cell_id", "id_params",
+           "resolve_scale", "runs_at", "check_timing", "check_cell", "expand", "reference_cell",
+           "load_experiments", "apply_override", "all_cells"]
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
-TIMING_KEYS = ("delays", "tau", "time_budget")   # virtual-clock keys (fedrepro.experiments.runner)
+
 SPEC_PREFIXES = ("problem", "mechanism", "attack", "aggregator")
-PAPERS_DIR = Path(__file__).resolve().parents[1] / "papers"
-PAPER_FILES = {"experiments": "experiments.yaml", "claims": "claims.yaml", "fidelity": "FIDELITY.md"}
-
-
-def paper_file(paper: str, what: str, root: str | Path | None = None) -> Path:
-    """A paper's own file (``what``: experiments, claims or fidelity) in its folder
-    ``fedrepro/papers/<paper>/``: under ``root`` (a checkout) when given, else in this package."""
-    folder = PAPERS_DIR / paper if root is None else Path(root) / "fedrepro" / "papers" / paper
-    return folder / PAPER_FILES[what]
-
-
-def discover_papers(folder: Path = PAPERS_DIR) -> tuple[str, ...]:
-    """The paper keys: every sub-folder of ``folder`` (``fedrepro/papers/``) that holds an ``experiments.yaml``."""
-    return tuple(sorted(p.name for p in Path(folder).iterdir() if (p / PAPER_FILES["experiments"]).is_file()))
-
-
-PAPERS = discover_papers()
-USER_PAPER = "custom"
-
-
-
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """YAML's safe loader (libyaml's C parser where PyYAML has it: the same documents, parsed about
-    six times faster, measured on the paper files; every Snakemake job reads them), except that a key repeated in one
-    mapping is an error (YAML says keys are unique; PyYAML would silently keep the last value)."""
-
-
-def _strict_mapping(loader, node, deep=False):
-    seen = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":        # `<<: *anchor`: merged keys may be overridden
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
-            raise ConfigError(f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}: duplicate key "
-                              f"{key!r} (first at line {seen[key] + 1}); keep one")
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
-
-# One stated rule for numbers: a plain scalar that is a YAML 1.2 float is a float. PyYAML follows
-# YAML 1.1, which needs a dot and a signed exponent, so `5e-1` or `1.0e4` came through as strings
-# (and failed in the runs, or entered a cell as text). Quoted scalars stay strings.
-YAML12_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+\Z")
-_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", YAML12_FLOAT, list("-+0123456789."))
-
-
-def yaml12_numbers(value):
-    """``value`` with every string that is a YAML 1.2 float literal read as that float (for values
-    parsed outside :func:`read_yaml`, e.g. ``snakemake --config step_c=5e-1``)."""
-    if isinstance(value, dict):
-        return {k: yaml12_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [yaml12_numbers(v) for v in value]
-    if isinstance(value, str) and YAML12_FLOAT.match(value.strip()):
-        return float(value)
-    return value
-
-
-def read_yaml(path: str | Path):
-    """The YAML document in ``path``; a syntax error or a duplicate key is a :class:`ConfigError`
-    naming the file, the line and the column."""
-    path = Path(path)
-    try:
-        with open(path) as fh:
-            return yaml.load(fh, Loader=_StrictLoader)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: YAML syntax error: {err.problem or err.context}") from None
-
-
-#: keys that name the kind of a block (a partition's ``method``, a problem's, mechanism's, attack's,
-#: aggregator's ``name``): an override that changes one replaces the block instead of merging into it
-KIND_KEYS = ("method", "name")
-
-
-def _same_kind(base: dict, override: dict) -> bool:
-    return all(key not in override or key not in base or override[key] == base[key] for key in KIND_KEYS)
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    """Recursively merge ``override`` into a copy of ``base`` (dicts merge, other values replace). A dict
-    whose kind changes (``method`` or ``name`` differs: ``partition: {method: label_shards, k: 2}`` over
-    ``{method: dirichlet, alpha: 0.3}``) replaces the base's block: the old kind's parameters would be
-    stale keys of the new one."""
-    out = copy.deepcopy(base)
-    for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and _same_kind(out[key], value):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def column_name(key: str) -> str:
@@ -163,81 +70,6 @@ def column_name(key: str) -> str:
         return parts[0]
     return parts[-1]
 
-
-def cell_id(cell: dict) -> str:
-    """Stable 12-hex-digit id of a cell's content (independent of dict order). The algorithm's parameters
-    enter as :func:`id_params` writes them (a renamed parameter or a changed default keeps the ids)."""
-    content = {k: v for k, v in cell.items() if k not in ("cell", "columns", "shared")}
-    if "params" in content and "algorithm" in content:
-        content["params"] = id_params(content["algorithm"], content["params"])
-    return config_hash(content)[:12]
-
-
-def id_params(algorithm: str, params: dict | None):
-    """The parameters of a cell of ``algorithm`` as its id hashes them: as given, unless the algorithm
-    declares ``id_legacy`` (:class:`fedrepro.algorithms.base.Algorithm`): then in the terms they had before a
-    rename or a change of default, so that the same computation keeps its id. A parameter given at its
-    former default is left out (it was the default), one left out whose default changed is written with
-    its default now, and a renamed parameter takes its former name: two cells that compute the same
-    thing under the two names share an id, two that differ never do."""
-    legacy = _id_legacy(algorithm)
-    if legacy is None or not isinstance(params, dict):
-        return params
-    from fedrepro.algorithms import algorithm_class
-
-    fields = algorithm_class(algorithm).__dataclass_fields__
-    out = {}
-    for key, value in params.items():
-        former = legacy["defaults"].get(key, _ABSENT)
-        if value == former and type(value) is type(former):          # given at its former default
-            continue
-        out[legacy["names"].get(key, key)] = value
-    for key in legacy["defaults"]:
-        if key not in params:
-            out[legacy["names"].get(key, key)] = fields[key].default
-    return out
-
-
-_ABSENT = object()
-
-
-def _id_legacy(algorithm: str) -> dict | None:
-    from fedrepro.algorithms import algorithm_class
-
-    try:
-        return algorithm_class(algorithm).id_legacy
-    except (ValueError, ImportError, AttributeError, TypeError):
-        return None
-
-
-def config_hash(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def load_paper_fragment(paper: str, root: str | Path | None = ".") -> dict:
-    """Read the paper's ``fedrepro/papers/<paper>/experiments.yaml`` (``{}`` when it has none yet)."""
-    path = paper_file(paper, "experiments", root)
-    if not path.exists():
-        return {}
-    return read_yaml(path) or {}
-
-
-SCALES = ("quick", "verify", "reduced", "paper")
-
-
-def resolve_scale(block: dict, scale: str) -> dict:
-    """Apply ``block['scales'][scale]`` and drop the ``scales`` key. ``verify`` (the cheapest
-    configuration that decides the paper's statements) and ``reduced`` (an intermediate tier, e.g.
-    fedadmm_gong's MLPs on full data) fall back to the block's ``quick`` settings when the block does
-    not define them."""
-    scales = block.get("scales", {}) or {}
-    if scale not in SCALES and scale not in scales:
-        raise ConfigError(f"scale={scale!r} is not allowed; use {', '.join(SCALES)} "
-                          f"(or a scale this experiment defines: {sorted(scales)})")
-    out = {k: v for k, v in block.items() if k != "scales"}
-    if scale in ("verify", "reduced") and scale not in scales:
-        scale = "quick"
-    return deep_merge(out, scales.get(scale, {}))
 
 
 def runs_at(block: dict, scale: str) -> bool:
@@ -381,7 +213,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
             _check_metrics(cell, cls)
             check_timing(cell, algorithm)
             validate_stop_spec(cell.get("stop"))
-            channel = build_channel(cell)          # privacy, adversary, aggregator: refused here, with the reason
+            channel = build_channel(RunSpec.from_cell(cell).channel)          # privacy, adversary, aggregator: refused here, with the reason
             channel.check(algorithm, cls, schedule="async" if algorithm.asynchronous else "sync")
             workers = problem_workers(problem)
             if channel.attack is not None and workers is not None:
@@ -571,8 +403,6 @@ def load_experiments(config: dict, root: str | Path = ".") -> dict:
         out[paper] = _overridden(paper, all_overrides.get(paper) or {}, root)
     for paper in sorted(set(all_overrides) - set(config.get("papers", []))):
         # a paper that is not built: its overrides are still checked, so that enabling it later cannot fail
-        from fedrepro.experiments.config import validate_experiment
-
         for exp_id, block in _overridden(paper, all_overrides[paper] or {}, root).items():
             if exp_id in (all_overrides[paper] or {}):
                 validate_experiment(block, f"paper_overrides.{paper}.{exp_id} (merged into {paper}/{exp_id}; "
@@ -649,141 +479,3 @@ def all_cells(config: dict, root: str | Path = ".") -> dict:
                 reference_cell(c, cells)     # validates references early
             result[(paper, exp_id)] = cells
     return result
-
-
-#: what names a cell in its experiment, not what its run computes
-LABEL_KEYS = ("experiment", "cell", "columns", "shared")
-
-
-#: keys of a cell that are its experiment's, not its run's: ``datasets`` lists every dataset the
-#: experiment reads (the job's data dependencies); the run reads the one its ``problem`` names
-EXPERIMENT_KEYS = ("datasets",)
-
-
-def user_data_files(cells: list[dict]) -> list[str]:
-    """The user's own data files the cells read (``problem.data``: a client npz): inputs of their jobs,
-    so that regenerating a file re-runs what depends on it."""
-    return sorted({str(c["problem"]["data"]) for c in cells
-                   if isinstance(c.get("problem"), dict) and isinstance(c["problem"].get("data"), (str, Path))})
-
-
-def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:
-    """Every ``problem.data`` file exists (relative paths: from ``root``, the workflow's working
-    directory); else a ConfigError naming the experiment, the key and the path, before any job."""
-    for (paper, exp), cells in cells_by_experiment.items():
-        for path in user_data_files(cells):
-            if not (Path(root) / path).is_file():
-                raise ConfigError(f"experiment {paper}/{exp}: problem.data {path!r} is not a file (looked for "
-                                  f"{(Path(root) / path).resolve()}); give the path of your client npz, relative "
-                                  "to the directory snakemake runs in, or an absolute path")
-
-
-def run_key(cell: dict) -> str:
-    """The cell's content without :data:`LABEL_KEYS` and :data:`EXPERIMENT_KEYS`: two cells with the
-    same key run the same computation (same data, algorithm, parameters, seed, stop rule, scale) and
-    give the same rows but for the labels."""
-    return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS + EXPERIMENT_KEYS})
-
-
-def same_runs(cells_by_experiment: dict, skipped: dict | tuple = ()) -> dict[str, dict]:
-    """``{cell id: earlier cell}`` for the cells that repeat, in a later experiment, a run of an
-    earlier experiment of the same paper (e.g. the centre point of a sensitivity sweep that another
-    figure also shows): such a cell is not run again; its rows are the earlier run's, relabelled
-    (:func:`fedrepro.experiments.results.relabel_run`). "Earlier" is the order of
-    ``cells_by_experiment`` (papers, then experiments as configured), so a copy always points back and
-    the jobs' dependencies have no cycle. A cell with a ``target`` stop rule repeats a run only if its
-    reference run (looked up in its own experiment) repeats the other's reference run too. The
-    experiments in ``skipped`` (keys of :func:`fedrepro.data.plan.skipped_experiments`: data missing)
-    run nothing, so they are no one's source: two experiments may share a run but not their datasets."""
-    first: dict[tuple, dict] = {}
-    out = {}
-    for (paper, exp), cells in cells_by_experiment.items():
-        if (paper, exp) in skipped:
-            continue
-        keys: dict[str, str] = {}
-
-        def key(cell):
-            if cell["cell"] not in keys:
-                ref = reference_cell(cell, cells)
-                keys[cell["cell"]] = run_key(cell) + ("" if ref is None else " stops at " + key(ref))
-            return keys[cell["cell"]]
-
-        for cell in cells:
-            source = first.setdefault((paper, key(cell)), cell)
-            if source["experiment"] != cell["experiment"]:
-                out[cell["cell"]] = source
-    return out
-
-
-def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
-    """Group an experiment's cells into jobs: ``{batch_id: [cells]}``.
-
-    With ``cells_per_job=1`` every cell is its own job (batch id = cell id). Larger values
-    put up to that many cells into one job, which saves the per-process start-up, the data
-    loading and the scheduler's work per job (~2 s, ``benchmarks/build_profile.py``) on small
-    quick-scale cells. Cells are grouped by their depth in the chain of ``target`` references
-    (0: no reference; 1: stops at a depth-0 run's objective; ...): a batch never holds both a
-    run and a run whose stop rule refers to it, so references always lie in other batches.
-
-    Membership is a function of the cells' content, not of their position in the config: a
-    cell goes to bucket ``int(cell_id) mod n_buckets`` (``n_buckets``: the power of two at or
-    below len(group) / cells_per_job), and a bucket is cut, in cell-id order, into jobs of at most
-    ``cells_per_job``. Inserting a value in a sweep list therefore changes only the bucket(s) of
-    the new cells (a job or two re-run), not every job after it.
-    """
-    if cells_per_job < 1:
-        raise ConfigError(f"cells_per_job={cells_per_job} must be >= 1")
-    if cells_per_job == 1:
-        return {c["cell"]: [c] for c in cells}
-    depth: dict[str, int] = {}
-
-    def depth_of(c):
-        if c["cell"] not in depth:
-            ref = reference_cell(c, cells)
-            depth[c["cell"]] = 0 if ref is None else 1 + depth_of(ref)
-        return depth[c["cell"]]
-
-    by_depth: dict[int, list] = {}
-    for c in cells:
-        by_depth.setdefault(depth_of(c), []).append(c)
-    out = {}
-    for _, group in sorted(by_depth.items()):
-        n_buckets = 1 << max(0, (len(group) // cells_per_job).bit_length() - 1)
-        buckets: dict[int, list] = {}
-        for c in group:
-            buckets.setdefault(int(c["cell"], 16) % n_buckets, []).append(c)
-        for bucket in buckets.values():
-            bucket.sort(key=lambda c: c["cell"])
-            for i in range(0, len(bucket), cells_per_job):
-                chunk = bucket[i:i + cells_per_job]
-                key = chunk[0]["cell"] if len(chunk) == 1 else "b" + hashlib.sha256(
-                    "".join(c["cell"] for c in chunk).encode()).hexdigest()[:11]
-                out[key] = chunk
-    return out
-
-
-def timing_repeats(block: dict, scale: str) -> int | None:
-    """The repetitions of the experiment's timing pass at ``scale`` (``timing_repeats`` of the block
-    after its scale is applied; None: no timing pass)."""
-    r = resolve_scale(block, scale).get("timing_repeats")
-    if r is None:
-        return None
-    if isinstance(r, bool) or not isinstance(r, int) or r < 2:
-        raise ConfigError(f"timing_repeats={r!r} must be an integer >= 2 (repetitions of each timed run)")
-    return r
-
-
-def timing_order(cells: list[dict], repeat: int) -> list[dict]:
-    """The cells of one repetition of a timing pass, in run order: the cells of one setting and seed
-    (same shared grid point and instance) run back to back, their algorithms rotated by ``repeat``,
-    so that the methods compared are interleaved and none always runs first."""
-    groups: dict[str, list[dict]] = {}
-    for c in cells:
-        key = json.dumps([c.get("shared") or {}, c.get("instance", 0)], sort_keys=True, default=str)
-        groups.setdefault(key, []).append(c)
-    out = []
-    for key in sorted(groups):
-        g = sorted(groups[key], key=lambda c: c["cell"])
-        k = repeat % len(g)
-        out += g[k:] + g[:k]
-    return out

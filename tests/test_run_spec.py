@@ -1,0 +1,166 @@
+"""The frozen run spec (issue #45 item 1): a cell of a config block and the CLI's flags make the same typed
+run; ``to_dict`` gives today's cell dict back exactly (so the ids do not change); the run settings are
+namespaced (``run.rho`` is the participation rate, an algorithm's parameters live under it); and no module
+outside the spec's constructors reads a cell by string key. The CLI takes the workflow's path (item 4)."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import fedrepro
+from fedrepro.experiments.expansion import all_cells, cell_id, expand
+from fedrepro.experiments.spec import RunSpec, as_spec
+
+ROOT = Path(fedrepro.__file__).resolve().parents[1]
+
+BLOCK = {
+    "problem": {"name": "linreg_synthetic", "m": 6, "n": 5},
+    "algorithms": {"fedavg": {}, "fedprox": {"mu_rel": [0.01, 0.1]}},
+    "grid": {"rho": [0.5, 1.0]},
+    "k0": 2, "max_rounds": 3, "seeds": 2,
+}
+
+
+def _cells():
+    return expand("custom", "toy", BLOCK, "quick", base_seed=7)
+
+
+def test_from_cell_gives_the_cell_back_exactly_and_its_id():
+    cells = _cells()
+    assert len(cells) == 2 * 2 + 2 * 2 * 2
+    for cell in cells:
+        spec = RunSpec.from_cell(cell)
+        assert spec.to_dict() == cell and list(spec.to_dict()) == list(cell)     # keys, values and order
+        assert spec.id == cell["cell"] == cell_id(cell) and spec.name == spec.id
+        assert RunSpec.from_cell({k: v for k, v in cell.items() if k != "cell"}).name == spec.id
+
+
+def test_the_papers_quick_cells_round_trip():
+    """Every cell of the five papers at quick scale: the spec gives the dict and the id back."""
+    config = {"papers": ["fedadmm_zhou", "fedepm", "frpg", "fedadmm_gong", "aspire"], "scale": "quick",
+              "seed": 20260101}
+    n = 0
+    for cells in all_cells(config, ROOT).values():
+        for cell in cells:
+            spec = RunSpec.from_cell(cell)
+            assert spec.to_dict() == cell and spec.id == cell["cell"]
+            n += 1
+    assert n > 1000
+
+
+def test_the_settings_are_namespaced():
+    """``rho`` of the run is the participation rate; FedProx's ``mu_rel`` is the algorithm's own parameter."""
+    prox = [RunSpec.from_cell(c) for c in _cells() if c["algorithm"] == "fedprox"]
+    assert {s.run.rho for s in prox} == {0.5, 1.0}
+    assert {s.algorithm.params["mu_rel"] for s in prox} == {0.01, 0.1}
+    assert all("rho" not in s.algorithm.params and s.run.k0 == 2 and s.run.max_rounds == 3 for s in prox)
+    assert {s.seed - s.instance for s in prox} == {7}
+    spec = prox[0]
+    assert spec.label.paper == "custom" and spec.label.experiment == "toy" and "mu_rel" in spec.label.columns
+    assert spec.run.settings()["store"] == "dense" and spec.run.tau is None
+
+
+def test_the_spec_is_frozen():
+    spec = RunSpec.from_cell(_cells()[0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.seed = 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.run.rho = 0.1
+
+
+def test_a_key_without_a_place_is_refused():
+    cell = {**_cells()[0], "rhoo": 0.5}
+    with pytest.raises(ValueError, match=r"cell keys \['rhoo'\] are not keys of a run"):
+        RunSpec.from_cell(cell)
+    with pytest.raises(TypeError, match="a run is a RunSpec or a cell dict"):
+        as_spec(["not", "a", "run"])
+
+
+def test_from_cli_is_the_cli_run():
+    spec = RunSpec.from_cli(algorithm="fedprox", params={"mu": 0.1}, problem={"name": "linreg", "data": "x.npz"},
+                            seed=2, k0=3, rho=0.5, max_rounds=8, eval_every=1, stop={"rule": "max_rounds"},
+                            mechanism=None, attack={"name": "none"}, metrics=["objective"])
+    assert spec.name == "cli" and spec.label.paper == "custom" and spec.label.experiment == "cli"
+    assert spec.run.rho == 0.5 and spec.algorithm.params == {"mu": 0.1} and spec.run.metrics == ["objective"]
+    assert spec.to_dict() == {
+        "paper": "custom", "experiment": "cli", "cell": "cli", "algorithm": "fedprox", "params": {"mu": 0.1},
+        "seed": 2, "instance": 0, "k0": 3, "rho": 0.5, "max_rounds": 8, "eval_every": 1,
+        "metrics": ["objective"], "stop": {"rule": "max_rounds"}, "mechanism": None, "attack": {"name": "none"},
+        "problem": {"name": "linreg", "data": "x.npz"}}
+    assert RunSpec.from_cell(spec.to_dict()) == spec
+
+
+def test_run_cell_takes_a_spec_and_a_dict_alike():
+    from fedrepro.experiments.runner import run_cell
+
+    cell = _cells()[-1]
+    a = run_cell(RunSpec.from_cell(cell), data_dir=None)
+    b = run_cell(cell, data_dir=None)
+    assert (a["cell"] == cell["cell"]).all() and a.drop(columns=[c for c in a if "time" in c]).equals(
+        b.drop(columns=[c for c in b if "time" in c]))
+
+
+#: modules that build cells (the constructors' side) and may read a cell dict by key
+CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.py"}
+#: modules still reading cell dicts by key: not yet converted to the spec (issue #45, item 1). build_plan
+#: groups the workflow's cell dicts (ids, references) at parse time; gong's claim targets read the expanded cells
+NOT_YET_CONVERTED = {"fedrepro/experiments/build_plan.py", "fedrepro/papers/fedadmm_gong/claim_targets.py"}
+
+
+def _reads_a_cell_by_key(path: Path) -> list[int]:
+    """Lines where ``cell[...]``, ``cell.get(...)`` (or ``source``/``c`` of a cell list) is read with a string key."""
+    tree = ast.parse(path.read_text())
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("cell",) \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in ("cell",):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_outside_the_constructors_reads_a_cell_by_key():
+    files = [*(ROOT / "fedrepro").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py")]
+    readers = {str(p.relative_to(ROOT)): lines for p in files if (lines := _reads_a_cell_by_key(p))}
+    outside = {f: lines for f, lines in readers.items() if f not in CONSTRUCTORS | NOT_YET_CONVERTED}
+    assert not outside, f"read a cell by key instead of taking its RunSpec: {outside}"
+    assert not NOT_YET_CONVERTED - set(readers), "converted: remove from NOT_YET_CONVERTED " + \
+        str(sorted(NOT_YET_CONVERTED - set(readers)))
+
+
+def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):
+    """``fedrepro run`` builds its run with RunSpec.from_cli and completes it through runner.complete_run,
+    the function run_cell (the workflow's path) ends in; the two give the same rows for the same run."""
+    import numpy as np
+    import pandas as pd
+
+    from fedrepro import cli
+    from fedrepro.experiments import runner
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=rng.normal(size=(40, 3)), y=rng.normal(size=40), client=np.repeat(np.arange(4), 10))
+    seen = []
+    complete = runner.complete_run
+
+    def spy(spec, run, progress=None):
+        seen.append(spec)
+        return complete(spec, run, progress)
+
+    monkeypatch.setattr(runner, "complete_run", spy)
+    out = tmp_path / "cli.parquet"
+    assert cli.main(["run", "--algorithm", "fedavg", "--problem", "linreg", "--data", str(data), "--rho", "0.5",
+                     "--rounds", "4", "--seed", "3", "--quiet", "--out", str(out)]) == 0
+    assert len(seen) == 1 and isinstance(seen[0], RunSpec) and seen[0].name == "cli"
+    spec = seen[0]
+    assert spec.run.rho == 0.5 and spec.run.max_rounds == 4 and spec.seed == 3 and spec.algorithm.name == "fedavg"
+    frame = runner.run_cell(spec, data_dir=None)          # the workflow's driver, the same spec
+    assert len(seen) == 2 and seen[1] is spec
+    a = pd.read_parquet(out)
+    np.testing.assert_array_equal(a["objective"], frame["objective"])
+    assert (a["cell"] == "cli").all() and (frame["cell"] == "cli").all()
