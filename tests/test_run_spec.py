@@ -105,13 +105,10 @@ def test_run_cell_takes_a_spec_and_a_dict_alike():
 
 #: modules that build cells (the constructors' side) and may read a cell dict by key
 CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.py"}
-#: modules still reading cell dicts by key: not yet converted to the spec (issue #45, item 1). build_plan
-#: groups the workflow's cell dicts (ids, references) at parse time; gong's claim targets read the expanded cells
-NOT_YET_CONVERTED = {"fedrepro/experiments/build_plan.py", "fedrepro/papers/fedadmm_gong/claim_targets.py"}
 
 
 def _reads_a_cell_by_key(path: Path) -> list[int]:
-    """Lines where ``cell[...]``, ``cell.get(...)`` (or ``source``/``c`` of a cell list) is read with a string key."""
+    """Lines where ``cell[...]`` or ``cell.get(...)`` is read with a string key."""
     tree = ast.parse(path.read_text())
     lines = []
     for node in ast.walk(tree):
@@ -127,10 +124,32 @@ def _reads_a_cell_by_key(path: Path) -> list[int]:
 def test_no_module_outside_the_constructors_reads_a_cell_by_key():
     files = [*(ROOT / "fedrepro").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py")]
     readers = {str(p.relative_to(ROOT)): lines for p in files if (lines := _reads_a_cell_by_key(p))}
-    outside = {f: lines for f, lines in readers.items() if f not in CONSTRUCTORS | NOT_YET_CONVERTED}
+    outside = {f: lines for f, lines in readers.items() if f not in CONSTRUCTORS}
     assert not outside, f"read a cell by key instead of taking its RunSpec: {outside}"
-    assert not NOT_YET_CONVERTED - set(readers), "converted: remove from NOT_YET_CONVERTED " + \
-        str(sorted(NOT_YET_CONVERTED - set(readers)))
+
+
+def test_the_scan_finds_a_cell_read_by_key(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f(cell):\n    return cell['rho'] + cell.get('k0')\n")
+    assert _reads_a_cell_by_key(path) == [2, 2]
+    path.write_text("def f(spec):\n    return spec.run.rho\n")
+    assert _reads_a_cell_by_key(path) == []
+
+
+def test_replace_gives_another_run():
+    """RunSpec.replace (a claim target's adjust): new settings and stop rule, a new id; the label kept, the
+    cell dict's keys in their order; a key that is no run setting is refused."""
+    cell = _cells()[-1]
+    spec = RunSpec.from_cell(cell)
+    new = spec.replace(max_rounds=9, stop={"rule": "none"})
+    assert new.run.max_rounds == 9 and new.stop == {"rule": "none"} and spec.run.max_rounds == 3
+    assert new.id != spec.id and new.name == new.id and new.label.columns == spec.label.columns
+    expected = {**cell, "max_rounds": 9, "stop": {"rule": "none"}}
+    expected["cell"] = cell_id(expected)
+    assert new.to_dict() == expected and list(new.to_dict()) == list(cell)
+    assert spec.replace().id == spec.id and spec.replace(sample_count=5).run.sample_count == 5
+    with pytest.raises(ValueError, match=r"\['mu_rel'\] are not run settings"):
+        spec.replace(mu_rel=0.5)
 
 
 def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):

@@ -1,7 +1,10 @@
 """The build plan of the expanded cells: which runs repeat an earlier experiment's (:func:`same_runs`,
 :func:`run_key`), how cells are grouped into jobs (:func:`batches`), the order of a timing pass
 (:func:`timing_repeats`, :func:`timing_order`) and the user's data files the jobs read
-(:func:`user_data_files`, :func:`check_user_data`)."""
+(:func:`user_data_files`, :func:`check_user_data`).
+
+The functions take the cells as the workflow holds them (cell dicts or :class:`RunSpec` objects) and read each through
+its spec (:func:`fedrepro.experiments.spec.as_spec`); what they return holds the cells as given."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +13,7 @@ from pathlib import Path
 
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.expansion import reference_cell, resolve_scale
-from fedrepro.experiments.yamlio import config_hash
+from fedrepro.experiments.spec import RunSpec, as_spec
 
 #: what names a cell in its experiment, not what its run computes
 LABEL_KEYS = ("experiment", "cell", "columns", "shared")
@@ -24,8 +27,8 @@ EXPERIMENT_KEYS = ("datasets",)
 def user_data_files(cells: list[dict]) -> list[str]:
     """The user's own data files the cells read (``problem.data``: a client npz): inputs of their jobs,
     so that regenerating a file re-runs what depends on it."""
-    return sorted({str(c["problem"]["data"]) for c in cells
-                   if isinstance(c.get("problem"), dict) and isinstance(c["problem"].get("data"), (str, Path))})
+    problems = [as_spec(c).problem for c in cells]
+    return sorted({str(p["data"]) for p in problems if isinstance(p, dict) and isinstance(p.get("data"), (str, Path))})
 
 
 def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:
@@ -39,11 +42,11 @@ def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:
                                   "to the directory snakemake runs in, or an absolute path")
 
 
-def run_key(cell: dict) -> str:
+def run_key(cell: dict | RunSpec) -> str:
     """The cell's content without :data:`LABEL_KEYS` and :data:`EXPERIMENT_KEYS`: two cells with the
     same key run the same computation (same data, algorithm, parameters, seed, stop rule, scale) and
     give the same rows but for the labels."""
-    return config_hash({k: v for k, v in cell.items() if k not in LABEL_KEYS + EXPERIMENT_KEYS})
+    return as_spec(cell).content_hash(without=LABEL_KEYS + EXPERIMENT_KEYS)
 
 
 def same_runs(cells_by_experiment: dict, skipped: dict | tuple = ()) -> dict[str, dict]:
@@ -61,19 +64,36 @@ def same_runs(cells_by_experiment: dict, skipped: dict | tuple = ()) -> dict[str
     for (paper, exp), cells in cells_by_experiment.items():
         if (paper, exp) in skipped:
             continue
+        plan = _Cells(cells)
+        specs = plan.specs
         keys: dict[str, str] = {}
 
-        def key(cell):
-            if cell["cell"] not in keys:
-                ref = reference_cell(cell, cells)
-                keys[cell["cell"]] = run_key(cell) + ("" if ref is None else " stops at " + key(ref))
-            return keys[cell["cell"]]
+        def key(i):
+            name = specs[i].name
+            if name not in keys:
+                ref = plan.reference(i)
+                keys[name] = run_key(specs[i]) + ("" if ref is None else " stops at " + key(ref))
+            return keys[name]
 
-        for cell in cells:
-            source = first.setdefault((paper, key(cell)), cell)
-            if source["experiment"] != cell["experiment"]:
-                out[cell["cell"]] = source
+        for i, cell in enumerate(cells):
+            first_spec, source = first.setdefault((paper, key(i)), (specs[i], cell))
+            if first_spec.experiment != specs[i].experiment:
+                out[specs[i].name] = source
     return out
+
+
+class _Cells:
+    """An experiment's cells read through their specs: ``specs[i]`` and ``reference(i)``, the index of the
+    reference run of cell ``i`` (:func:`fedrepro.experiments.expansion.reference_cell`; None without one)."""
+
+    def __init__(self, cells: list):
+        self.specs = [as_spec(c) for c in cells]
+        self._dicts = [s.to_dict() if isinstance(c, RunSpec) else c for c, s in zip(cells, self.specs)]
+        self._at = {id(d): j for j, d in enumerate(self._dicts)}
+
+    def reference(self, i: int) -> int | None:
+        ref = reference_cell(self._dicts[i], self._dicts)
+        return None if ref is None else self._at[id(ref)]
 
 
 def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
@@ -94,32 +114,34 @@ def batches(cells: list[dict], cells_per_job: int = 1) -> dict:
     """
     if cells_per_job < 1:
         raise ConfigError(f"cells_per_job={cells_per_job} must be >= 1")
+    plan = _Cells(cells)
+    names = [s.name for s in plan.specs]
     if cells_per_job == 1:
-        return {c["cell"]: [c] for c in cells}
-    depth: dict[str, int] = {}
+        return {name: [c] for name, c in zip(names, cells)}
+    depth: dict[int, int] = {}
 
-    def depth_of(c):
-        if c["cell"] not in depth:
-            ref = reference_cell(c, cells)
-            depth[c["cell"]] = 0 if ref is None else 1 + depth_of(ref)
-        return depth[c["cell"]]
+    def depth_of(i):
+        if i not in depth:
+            ref = plan.reference(i)
+            depth[i] = 0 if ref is None else 1 + depth_of(ref)
+        return depth[i]
 
     by_depth: dict[int, list] = {}
-    for c in cells:
-        by_depth.setdefault(depth_of(c), []).append(c)
+    for i in range(len(cells)):
+        by_depth.setdefault(depth_of(i), []).append(i)
     out = {}
     for _, group in sorted(by_depth.items()):
         n_buckets = 1 << max(0, (len(group) // cells_per_job).bit_length() - 1)
         buckets: dict[int, list] = {}
-        for c in group:
-            buckets.setdefault(int(c["cell"], 16) % n_buckets, []).append(c)
+        for i in group:
+            buckets.setdefault(int(names[i], 16) % n_buckets, []).append(i)
         for bucket in buckets.values():
-            bucket.sort(key=lambda c: c["cell"])
-            for i in range(0, len(bucket), cells_per_job):
-                chunk = bucket[i:i + cells_per_job]
-                key = chunk[0]["cell"] if len(chunk) == 1 else "b" + hashlib.sha256(
-                    "".join(c["cell"] for c in chunk).encode()).hexdigest()[:11]
-                out[key] = chunk
+            bucket.sort(key=lambda i: names[i])
+            for k in range(0, len(bucket), cells_per_job):
+                chunk = bucket[k:k + cells_per_job]
+                key = names[chunk[0]] if len(chunk) == 1 else "b" + hashlib.sha256(
+                    "".join(names[i] for i in chunk).encode()).hexdigest()[:11]
+                out[key] = [cells[i] for i in chunk]
     return out
 
 
@@ -138,13 +160,14 @@ def timing_order(cells: list[dict], repeat: int) -> list[dict]:
     """The cells of one repetition of a timing pass, in run order: the cells of one setting and seed
     (same shared grid point and instance) run back to back, their algorithms rotated by ``repeat``,
     so that the methods compared are interleaved and none always runs first."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list] = {}
     for c in cells:
-        key = json.dumps([c.get("shared") or {}, c.get("instance", 0)], sort_keys=True, default=str)
-        groups.setdefault(key, []).append(c)
+        spec = as_spec(c)
+        key = json.dumps([spec.label.shared or {}, spec.instance], sort_keys=True, default=str)
+        groups.setdefault(key, []).append((spec.name, c))
     out = []
     for key in sorted(groups):
-        g = sorted(groups[key], key=lambda c: c["cell"])
+        g = [c for _, c in sorted(groups[key], key=lambda named: named[0])]
         k = repeat % len(g)
         out += g[k:] + g[:k]
     return out

@@ -40,6 +40,7 @@ CHANNEL_KEYS = ("mechanism", "attack", "aggregator")
 #: the keys of a cell dict that only label it (not read by the run)
 LABEL_FIELDS = ("paper", "experiment", "columns", "shared", "datasets")
 #: the keys of the CLI's run (:meth:`RunSpec.from_cli`), in order
+_KEEP = object()     # RunSpec.replace: a field left as it is
 CLI_KEYS = ("paper", "experiment", "cell", "algorithm", "params", "seed", "instance", "k0", "rho", "max_rounds",
             "eval_every", "metrics", "stop", "mechanism", "attack", "store", "sample_count", "problem")
 
@@ -234,6 +235,37 @@ class RunSpec:
         ``cell`` the run's name; for a spec made by :meth:`from_cell` or :meth:`from_cli`, exactly the keys of
         the dict it was made from (and so its id)."""
         return copy.deepcopy(self._shaped({**self._content(), "cell": self.name}))
+
+    def content_hash(self, without=()) -> str:
+        """The hash (:func:`fedrepro.experiments.yamlio.config_hash`) of the cell dict :meth:`to_dict` gives,
+        less the keys ``without`` (e.g. the labels: :func:`fedrepro.experiments.build_plan.run_key`)."""
+        content = self._content()
+        if "cell" not in without:
+            content = {**content, "cell": self.name}
+        return config_hash({k: v for k, v in self._shaped(content).items() if k not in without})
+
+    def replace(self, *, stop=_KEEP, **settings) -> "RunSpec":
+        """Another run: this one with its ``stop`` rule and/or run settings (``max_rounds=...``, ``rho=...``; the
+        keys of :data:`RUN_DEFAULTS`, :data:`RUN_OPTIONAL` and :data:`TIMING_KEYS`) changed. Its label keeps the
+        paper, experiment, columns, shared grid point and datasets, but not the name: a changed run is a new run,
+        named by its id (the hash of its content). A setting that is not a run setting is a ValueError naming it.
+        The cell dict of the new spec has this one's keys in their order (a key it lacked comes last)."""
+        from dataclasses import replace
+
+        allowed = (*RUN_DEFAULTS, *RUN_OPTIONAL, *TIMING_KEYS)
+        unknown = sorted(set(settings) - set(allowed))
+        if unknown:
+            raise ValueError(f"RunSpec.replace: {unknown} are not run settings; allowed: stop, {', '.join(allowed)}")
+        settings = copy.deepcopy(settings)
+        run = replace(self.run, **{k: v for k, v in settings.items() if k in RUN_DEFAULTS},
+                      given={**self.run.given, **{k: v for k, v in settings.items() if k not in RUN_DEFAULTS}})
+        new = replace(self, run=run, stop=self.stop if stop is _KEEP else copy.deepcopy(stop),
+                      label=replace(self.label, name=None))
+        shape = getattr(self, "_shape", None)
+        if shape is not None:
+            added = [k for k in (*settings, *(() if stop is _KEEP else ("stop",))) if k not in shape]
+            object.__setattr__(new, "_shape", (*shape, *dict.fromkeys(added)))
+        return new
 
     def replace_label(self, **changes) -> "RunSpec":
         """The same run under another label (a copied run's rows relabelled)."""

@@ -40,9 +40,9 @@ from typing import Callable
 
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.build_plan import same_runs
-from fedrepro.experiments.expansion import (SCALES, cell_id, check_cell, expand, load_experiments, reference_cell,
+from fedrepro.experiments.expansion import (SCALES, check_cell, expand, load_experiments, reference_cell,
                                             runs_at)
-from fedrepro.experiments.spec import as_spec
+from fedrepro.experiments.spec import RunSpec, as_spec
 from fedrepro.experiments.yamlio import PAPERS, read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +55,8 @@ class ClaimTarget:
 
     ``algorithms``: ``{experiment: [algorithm, ...]}``, the algorithms whose cells the reading reads (an
     experiment not named keeps all its cells; ``[]``: none). ``scale``: the scale that decides the claim (default:
-    the cheapest of its ``testable_at``). ``adjust``: ``cell -> cell`` (a changed copy: round cap, stop rule) at
-    ``scale``. ``why``: one sentence shown with the target."""
+    the cheapest of its ``testable_at``). ``adjust``: ``RunSpec -> RunSpec`` (another run, e.g. with a round cap
+    and a stop rule: :meth:`fedrepro.experiments.spec.RunSpec.replace`; None: the cell is left out) at ``scale``. ``why``: one sentence shown with the target."""
 
     algorithms: dict = field(default_factory=dict)
     scale: str | None = None
@@ -238,13 +238,15 @@ def claim_build(paper: str, claim_id: str, scale: str | None = None, config: dic
 
 
 def _adjusted(cell: dict, adjust: Callable) -> dict | None:
-    new = adjust(copy.deepcopy(cell))
+    """The cell dict of ``adjust``'s run for ``cell``'s spec (its name: the id of its content), checked."""
+    new = adjust(as_spec(cell))
     if new is None:
         return None
-    new = dict(new)
-    new["cell"] = cell_id(new)
-    check_cell(new)
-    return new
+    if not isinstance(new, RunSpec):
+        raise TypeError(f"a claim target's adjust gives a RunSpec (RunSpec.replace) or None, not {type(new).__name__}")
+    out = new.to_dict()
+    check_cell(out)
+    return out
 
 
 def build_from_config(config: dict, given_scale: str | None = None, root: str | Path | None = None) -> ClaimBuild:

@@ -16,6 +16,7 @@ import math
 
 from fedrepro.papers.alone import ClaimTarget
 from fedrepro.core.params import ConfigError
+from fedrepro.experiments.spec import RunSpec
 from fedrepro.papers.fedadmm_gong.analysis import (PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5, TABLE3_COLUMNS,
                                                    _resolved_model, model_family)
 from fedrepro.papers.fedadmm_gong.analysis import TARGETS as ACCURACY_TARGETS
@@ -27,30 +28,30 @@ TABLE4_E = (1, 5, 10)
 TABLE5_COLUMNS = ((200, "iid"), (200, "label_shards"), (500, "iid"), (500, "label_shards"))
 
 
-def paper_rounds(cell: dict) -> int:
-    """The paper's FedADMM round count for the column of ``cell`` (Table III, IV or V)."""
-    exp = cell["experiment"].removesuffix("_alg1")
-    problem = cell["problem"]
+def paper_rounds(spec: RunSpec) -> int:
+    """The paper's FedADMM round count for the column of the run ``spec`` (Table III, IV or V)."""
+    exp = spec.experiment.removesuffix("_alg1")
+    problem = spec.problem
     ds, part = str(problem.get("dataset")).split("-")[0], problem.get("partition")
     if exp == "table3":
-        return PAPER_TABLE3["FedADMM"][TABLE3_COLUMNS.index(cell["columns"]["setting"])]
+        return PAPER_TABLE3["FedADMM"][TABLE3_COLUMNS.index(spec.columns["setting"])]
     if exp == "table4":
-        return PAPER_TABLE4[(ds, part)][TABLE4_E.index(int(cell["params"]["E"]))]
+        return PAPER_TABLE4[(ds, part)][TABLE4_E.index(int(spec.algorithm.params["E"]))]
     if exp == "table5":
         return PAPER_TABLE5[(ds, "FedADMM")][TABLE5_COLUMNS.index((int(problem["m"]), part))]
-    raise ConfigError(f"fedadmm_gong claim targets: no paper round count for experiment {cell['experiment']!r}")
+    raise ConfigError(f"fedadmm_gong claim targets: no paper round count for experiment {spec.experiment!r}")
 
 
-def stop_past_band(cell: dict) -> dict:
-    """``cell`` capped at ceil(BAND x the paper's count) rounds and stopped at the CNN's target accuracy."""
-    ds = str(cell["problem"].get("dataset")).split("-")[0]
-    family = model_family(_resolved_model(cell["problem"]))
+def stop_past_band(spec: RunSpec) -> RunSpec:
+    """The run ``spec`` capped at ceil(BAND x the paper's count) rounds and stopped at the CNN's target accuracy
+    (a new run: :meth:`RunSpec.replace`)."""
+    ds = str(spec.problem.get("dataset")).split("-")[0]
+    family = model_family(_resolved_model(spec.problem))
     if family != "cnn":
-        raise ConfigError(f"fedadmm_gong {cell['experiment']}: the round-count claims are the CNNs' (scale paper); "
-                          f"this scale runs {_resolved_model(cell['problem'])}: build the claim at scale paper")
-    cell["max_rounds"] = int(math.ceil(BAND * paper_rounds(cell)))
-    cell["stop"] = {"rule": "reached", "metric": "test_accuracy", "level": ACCURACY_TARGETS["cnn"][ds]}
-    return cell
+        raise ConfigError(f"fedadmm_gong {spec.experiment}: the round-count claims are the CNNs' (scale paper); "
+                          f"this scale runs {_resolved_model(spec.problem)}: build the claim at scale paper")
+    return spec.replace(max_rounds=int(math.ceil(BAND * paper_rounds(spec))),
+                        stop={"rule": "reached", "metric": "test_accuracy", "level": ACCURACY_TARGETS["cnn"][ds]})
 
 
 WHY = ("FedADMM's runs only, each capped at ceil(1.5 x the paper's count) rounds and stopped at the target accuracy "
