@@ -107,18 +107,28 @@ def test_run_cell_takes_a_spec_and_a_dict_alike():
 CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.py"}
 
 
+#: names that hold a cell: besides these, a loop variable over something named ``...cells...`` (``for c in cells``)
+CELL_NAMES = ("cell", "source", "ref")
+
+
 def _reads_a_cell_by_key(path: Path) -> list[int]:
-    """Lines where ``cell[...]`` or ``cell.get(...)`` is read with a string key."""
+    """Lines where a cell (a name of :data:`CELL_NAMES`, or the variable of a loop or comprehension over an
+    expression mentioning ``cells``) is read by a string key: ``cell[...]``, ``c.get(...)``."""
     tree = ast.parse(path.read_text())
+    names = set(CELL_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) \
+                and "cells" in ast.unparse(node.iter).lower():
+            names.add(node.target.id)
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("cell",) \
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names \
                 and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             lines.append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in ("cell",):
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
             lines.append(node.lineno)
-    return lines
+    return sorted(lines)
 
 
 def test_no_module_outside_the_constructors_reads_a_cell_by_key():
@@ -132,7 +142,9 @@ def test_the_scan_finds_a_cell_read_by_key(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("def f(cell):\n    return cell['rho'] + cell.get('k0')\n")
     assert _reads_a_cell_by_key(path) == [2, 2]
-    path.write_text("def f(spec):\n    return spec.run.rho\n")
+    path.write_text("def f(cells):\n    return [c['algorithm'] for c in cells] + [x.get('seed') for x in g(cells)]\n")
+    assert _reads_a_cell_by_key(path) == [2, 2]
+    path.write_text("def f(spec, claims):\n    return spec.run.rho, [c['id'] for c in claims]\n")
     assert _reads_a_cell_by_key(path) == []
 
 
@@ -183,3 +195,24 @@ def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):
     a = pd.read_parquet(out)
     np.testing.assert_array_equal(a["objective"], frame["objective"])
     assert (a["cell"] == "cli").all() and (frame["cell"] == "cli").all()
+
+
+def test_the_build_plan_reads_specs_and_dicts_alike():
+    """build_plan reads each cell through its spec: given RunSpecs, it plans what it plans for their dicts."""
+    from fedrepro.experiments.build_plan import batches, run_key, same_runs, timing_order
+
+    cells = _cells()
+    specs = [RunSpec.from_cell(c) for c in cells]
+    assert [run_key(s) for s in specs] == [run_key(c) for c in cells]
+
+    def names(bs):
+        return {k: [as_spec(c).name for c in v] for k, v in bs.items()}
+
+    assert names(batches(specs, 3)) == names(batches(cells, 3)) and len(batches(cells, 3)) > 1
+    assert [s.name for s in timing_order(specs, 1)] == [as_spec(c).name for c in timing_order(cells, 1)]
+    again = expand("custom", "toy2", BLOCK, "quick", base_seed=7)         # the same runs in a later experiment
+    by_dicts = same_runs({("custom", "toy"): cells, ("custom", "toy2"): again})
+    by_specs = same_runs({("custom", "toy"): specs, ("custom", "toy2"): [RunSpec.from_cell(c) for c in again]})
+    assert len(by_dicts) == len(again) and {k: as_spec(v).name for k, v in by_dicts.items()} == \
+        {k: v.name for k, v in by_specs.items()}
+    assert all(isinstance(v, RunSpec) for v in by_specs.values())

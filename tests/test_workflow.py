@@ -75,7 +75,9 @@ def test_data_plan_never_touches_the_network(tmp_path, monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setenv("FEDREPRO_DATA_MIRROR", str(tmp_path / "empty_mirror"))
     data = {"cache": str(tmp_path / "cache"), "processed": str(tmp_path / "processed")}
-    cells = {("fedadmm_zhou", "fig5_rls"): [{"datasets": ["real_sim"]}]}
+    from fedrepro.experiments.build_plan import experiment_datasets
+
+    cells = experiment_datasets({("fedadmm_zhou", "fig5_rls"): [{"datasets": ["real_sim"]}]})
     off = DataPlan({"data": data})
     assert off.status("real_sim") == "missing"
     skipped = skipped_experiments(cells, off, strict=False)
@@ -116,8 +118,11 @@ def test_strict_skips_or_refuses_missing_datasets(tmp_path):
         def urls(self, key):
             return [f"https://example.invalid/{key}"]
 
-    cells = {("p", "needs_data"): [{"datasets": ["cifar10", "adult"]}, {"datasets": ["cifar10"]}],
-             ("p", "local"): [{"datasets": ["adult"]}], ("p", "synthetic"): [{"datasets": []}]}
+    from fedrepro.experiments.build_plan import experiment_datasets
+
+    cells = experiment_datasets({("p", "needs_data"): [{"datasets": ["cifar10", "adult"]}, {"datasets": ["cifar10"]}],
+                                 ("p", "local"): [{"datasets": ["adult"]}], ("p", "synthetic"): [{"datasets": []}]})
+    assert cells[("p", "needs_data")] == ["adult", "cifar10"] and cells[("p", "synthetic")] == []
     assert skipped_experiments(cells, Plan(), strict=False) == {("p", "needs_data"): ["cifar10"]}
     with pytest.raises(ConfigError) as err:
         skipped_experiments(cells, Plan(), strict=True)

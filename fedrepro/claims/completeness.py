@@ -39,7 +39,7 @@ class ExpectedCells:
 
     @property
     def ids(self) -> list[str]:
-        return [c["cell"] for c in self.cells]
+        return [as_spec(c).name for c in self.cells]
 
 
 @dataclass(frozen=True)
@@ -132,14 +132,14 @@ def missing_cells(expected: ExpectedCells, trace: pd.DataFrame | None, summary: 
     if absent and (trace is None or summary is None):
         return Missing(e, n, tuple(expected.cells), (), expected.timing_repeats, tuple(absent))
     present = _ids(trace, f"{e}.parquet") & _ids(summary, f"{e}.summary.parquet")
-    cells = tuple(c for c in expected.cells if c["cell"] not in present)
+    cells = tuple(c for c in expected.cells if as_spec(c).name not in present)
     late = ()
     if expected.timing_repeats and timing is not None:
         if "repeat" not in timing.columns:
             raise ValueError(f"{e}.timing.parquet has no 'repeat' column (workflow/scripts/timing.py writes one)")
         _ids(timing, f"{e}.timing.parquet")
         got = timing.groupby(timing["cell"].astype(str))["repeat"].nunique().to_dict()
-        late = tuple(c for c in expected.cells if got.get(c["cell"], 0) < expected.timing_repeats)
+        late = tuple(c for c in expected.cells if got.get(as_spec(c).name, 0) < expected.timing_repeats)
     return Missing(e, n, cells, late, expected.timing_repeats, tuple(absent))
 
 

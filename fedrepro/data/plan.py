@@ -80,11 +80,13 @@ def local_datasets(data: DataPlan) -> list[str]:
     return keys
 
 
-def skipped_experiments(cells_by_exp: dict, data: DataPlan, strict: bool) -> dict:
-    """``{(paper, exp): [missing dataset keys]}``; with ``strict`` a missing dataset is an error."""
+def skipped_experiments(datasets_by_exp: dict, data: DataPlan, strict: bool) -> dict:
+    """``{(paper, exp): [missing dataset keys]}`` of ``datasets_by_exp``, ``{(paper, exp): [the dataset keys
+    the experiment reads]}`` (:func:`fedrepro.experiments.build_plan.experiment_datasets` of the expanded
+    cells); with ``strict`` a missing dataset is an error."""
     skipped = {}
-    for key, cells in cells_by_exp.items():
-        needed = sorted({d for c in cells for d in c["datasets"]})
+    for key, datasets in datasets_by_exp.items():
+        needed = sorted(set(datasets))
         missing = [d for d in needed if data.status(d) == "missing"]
         if missing:
             skipped[key] = missing

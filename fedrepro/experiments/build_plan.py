@@ -1,7 +1,8 @@
 """The build plan of the expanded cells: which runs repeat an earlier experiment's (:func:`same_runs`,
 :func:`run_key`), how cells are grouped into jobs (:func:`batches`), the order of a timing pass
 (:func:`timing_repeats`, :func:`timing_order`) and the user's data files the jobs read
-(:func:`user_data_files`, :func:`check_user_data`).
+(:func:`user_data_files`, :func:`check_user_data`) and the datasets of each experiment
+(:func:`experiment_datasets`).
 
 The functions take the cells as the workflow holds them (cell dicts or :class:`RunSpec` objects) and read each through
 its spec (:func:`fedrepro.experiments.spec.as_spec`); what they return holds the cells as given."""
@@ -29,6 +30,13 @@ def user_data_files(cells: list[dict]) -> list[str]:
     so that regenerating a file re-runs what depends on it."""
     problems = [as_spec(c).problem for c in cells]
     return sorted({str(p["data"]) for p in problems if isinstance(p, dict) and isinstance(p.get("data"), (str, Path))})
+
+
+def experiment_datasets(cells_by_experiment: dict) -> dict[tuple, list[str]]:
+    """``{(paper, exp): [the dataset keys its cells read]}`` (each cell's ``datasets``: the job's data
+    dependencies), what :func:`fedrepro.data.plan.skipped_experiments` checks."""
+    return {key: sorted({d for c in cells for d in (as_spec(c).label.datasets or [])})
+            for key, cells in cells_by_experiment.items()}
 
 
 def check_user_data(cells_by_experiment: dict, root: str | Path = ".") -> None:

@@ -65,13 +65,16 @@ def counts_frame(problem) -> pd.DataFrame:
 
 def _shared_columns(cells: list[dict]) -> dict:
     """The swept columns with one value in every cell of ``cells`` (the partition's settings)."""
-    first = cells[0].get("columns") or {}
+    from fedrepro.experiments.spec import as_spec
+
+    columns = [as_spec(c).columns for c in cells]
+    first = columns[0]
     out = {}
     for key, value in first.items():
         if key in COLUMNS:
             continue
-        if all(key in (c.get("columns") or {}) and json.dumps(c["columns"][key], sort_keys=True, default=str)
-               == json.dumps(value, sort_keys=True, default=str) for c in cells):
+        if all(key in cols and json.dumps(cols[key], sort_keys=True, default=str)
+               == json.dumps(value, sort_keys=True, default=str) for cols in columns):
             out[key] = value
     return out
 

@@ -215,21 +215,23 @@ def claim_build(paper: str, claim_id: str, scale: str | None = None, config: dic
         kept = every
         if exp in target.algorithms:
             wanted = set(target.algorithms[exp])
-            absent = sorted(wanted - {c["algorithm"] for c in every})
+            algorithm = {id(c): as_spec(c).algorithm.name for c in every}
+            absent = sorted(wanted - set(algorithm.values()))
             if absent:
                 raise ConfigError(f"fedrepro/papers/{paper}/claim_targets.py: claim {claim_id!r} keeps algorithm(s) "
-                                  f"{absent} of {exp}, which runs {sorted({c['algorithm'] for c in every})}")
-            kept = [c for c in every if c["algorithm"] in wanted]
+                                  f"{absent} of {exp}, which runs {sorted(set(algorithm.values()))}")
+            kept = [c for c in every if algorithm[id(c)] in wanted]
             for c in kept:                   # a kept cell's reference run (a `target` stop rule) is kept too
                 ref = reference_cell(c, every)
-                if ref is not None and ref["algorithm"] not in wanted:
+                if ref is not None and algorithm[id(ref)] not in wanted:
                     raise ConfigError(f"fedrepro/papers/{paper}/claim_targets.py: claim {claim_id!r} keeps "
-                                      f"{c['algorithm']} of {exp}, which stops at {ref['algorithm']}'s objective; "
-                                      f"keep {ref['algorithm']} too")
+                                      f"{algorithm[id(c)]} of {exp}, which stops at {algorithm[id(ref)]}'s "
+                                      f"objective; keep {algorithm[id(ref)]} too")
         elif from_reading is not None:          # a reading that names its algorithms: theirs only
-            kept = [c for c in every if c["algorithm"] in from_reading]
-            refs = {ref["cell"]: ref for c in kept if (ref := reference_cell(c, every)) is not None}
-            kept += [r for r in refs.values() if r["algorithm"] not in from_reading]
+            algorithm = {id(c): as_spec(c).algorithm.name for c in every}
+            kept = [c for c in every if algorithm[id(c)] in from_reading]
+            refs = {as_spec(ref).name: ref for c in kept if (ref := reference_cell(c, every)) is not None}
+            kept += [r for r in refs.values() if algorithm[id(r)] not in from_reading]
         if target.adjust is not None:
             kept = [_adjusted(c, target.adjust) for c in kept]
             kept = [c for c in kept if c is not None]
@@ -310,7 +312,7 @@ def calibrated_entry(cell: dict) -> dict | None:
 def runs(cells: dict) -> list[dict]:
     """The cells that run (not those that copy an earlier experiment's run)."""
     copies = same_runs(cells)
-    return [c for cs in cells.values() for c in cs if c["cell"] not in copies]
+    return [c for cs in cells.values() for c in cs if as_spec(c).name not in copies]
 
 
 def bill(build: ClaimBuild, entries: dict | None = None) -> dict:

@@ -12,6 +12,7 @@ import sys
 
 from fedrepro.papers.alone import bill, bill_text, cell_cost, claim_build, runs
 from fedrepro.core.params import ConfigError
+from fedrepro.experiments.spec import as_spec
 
 
 def main(argv=None) -> int:
@@ -35,8 +36,9 @@ def main(argv=None) -> int:
         if args.cells:
             for c in runs(build.cells):
                 s, how = cell_cost(c, calibrate_at=build.scale)
-                print(f"    {c['experiment']} {c['cell']} {c['algorithm']} {c['columns']} seed={c['seed']} "
-                      f"max_rounds={c['max_rounds']} stop={c.get('stop')}: {s:,.0f} CPU-s ({how})")
+                r = as_spec(c)
+                print(f"    {r.experiment} {r.name} {r.algorithm.name} {r.columns} seed={r.seed} "
+                      f"max_rounds={r.run.max_rounds} stop={r.stop}: {s:,.0f} CPU-s ({how})")
     if len(args.claims) > 1:
         print(f"total: {total:,.2f} CPU-hours (cells shared by two claims counted in each)")
     return 0

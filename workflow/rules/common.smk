@@ -10,7 +10,8 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir)))
 
 from fedrepro.experiments.config import validate_config, validate_experiment
-from fedrepro.experiments.build_plan import batches, check_user_data, same_runs, timing_repeats, user_data_files
+from fedrepro.experiments.build_plan import (batches, check_user_data, experiment_datasets, same_runs, timing_repeats,
+                                            user_data_files)
 from fedrepro.experiments.expansion import all_cells, load_experiments, reference_cell
 from fedrepro.experiments.yamlio import config_hash, read_yaml
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
@@ -95,7 +96,7 @@ BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
 BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
 DATA = DataPlan(config)
-SKIPPED = skipped_experiments(CELLS, DATA, strict=config.get("strict", False))
+SKIPPED = skipped_experiments(experiment_datasets(CELLS), DATA, strict=config.get("strict", False))
 # {cell id: the cell of an earlier experiment whose run it repeats}: its rows are copied, not re-run.
 SAME_RUN = same_runs(CELLS, SKIPPED)
 # claim mode builds no paper's figures, tables or claims table: only the claim's verdict
