@@ -18,7 +18,7 @@ import yaml
 v = (yaml.safe_load(open("config.yaml")) or {}).get("verify") or {}
 a = v.get("alpha_per_look", [0.025, 0.025])
 import os
-print(os.environ.get("VERIFY_BUDGET_CPU_S") or v.get("budget_cpu_s", 13000), a[0], a[1], v.get("max_factor", 4))
+print(os.environ.get("VERIFY_BUDGET_CPU_S") or v.get("budget_cpu_s", 11000), a[0], a[1], v.get("max_factor", 4))
 PY
 )
 look() {   # look N: the config overlay of this look

@@ -260,6 +260,10 @@ def test_timing_order_rotates_the_methods_of_a_setting():
         for j in range(0, len(order), 2):                   # a setting's two methods back to back
             assert order[j]["shared"] == order[j + 1]["shared"] and order[j]["instance"] == order[j + 1]["instance"]
     assert timing_order(cells, 0)[0]["algorithm"] != timing_order(cells, 1)[0]["algorithm"]
+    # timed once (timing_repeats: 1): the first method of a setting alternates over its instances
+    once = timing_order(cells, 0)
+    firsts = {(c["shared"]["k0"], c["instance"]): c["algorithm"] for c in once[::2]}
+    assert firsts[(1, 0)] != firsts[(1, 1)] and firsts[(2, 0)] != firsts[(2, 1)]
 
 
 def test_configfile_with_a_duplicate_key_is_rejected(tmp_path):

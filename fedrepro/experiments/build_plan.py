@@ -159,23 +159,26 @@ def timing_repeats(block: dict, scale: str) -> int | None:
     r = resolve_scale(block, scale).get("timing_repeats")
     if r is None:
         return None
-    if isinstance(r, bool) or not isinstance(r, int) or r < 2:
-        raise ConfigError(f"timing_repeats={r!r} must be an integer >= 2 (repetitions of each timed run)")
+    if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+        raise ConfigError(f"timing_repeats={r!r} must be an integer >= 1 (repetitions of each timed run)")
     return r
 
 
 def timing_order(cells: list[dict], repeat: int) -> list[dict]:
     """The cells of one repetition of a timing pass, in run order: the cells of one setting and seed
-    (same shared grid point and instance) run back to back, their algorithms rotated by ``repeat``,
-    so that the methods compared are interleaved and none always runs first."""
+    (same shared grid point and instance) run back to back, their algorithms rotated by ``repeat`` plus
+    the instance, so that the methods compared are interleaved and none always runs first: across the
+    repetitions of an instance, and across the instances when each is timed once (the CPU-time claims
+    replicate over instances, issue #43)."""
     groups: dict[str, list] = {}
     for c in cells:
         spec = as_spec(c)
         key = json.dumps([spec.label.shared or {}, spec.instance], sort_keys=True, default=str)
-        groups.setdefault(key, []).append((spec.name, c))
+        groups.setdefault(key, []).append((spec.name, spec.instance, c))
     out = []
     for key in sorted(groups):
-        g = [c for _, c in sorted(groups[key], key=lambda named: named[0])]
-        k = repeat % len(g)
+        named = sorted(groups[key], key=lambda n: n[0])
+        g = [c for _, _, c in named]
+        k = (repeat + int(named[0][1] or 0)) % len(g)
         out += g[k:] + g[:k]
     return out
