@@ -108,31 +108,102 @@ CONSTRUCTORS = {"fedrepro/experiments/spec.py", "fedrepro/experiments/expansion.
 
 
 #: names that hold a cell: besides these, a loop variable over something named ``...cells...`` (``for c in cells``)
+#: or ``cs`` (``for b, cs in batches.items() for c in cs``)
 CELL_NAMES = ("cell", "source", "ref")
+
+
+def _smk_python(text: str) -> list[tuple[int, str]]:
+    """The Python of a Snakemake file (its rule syntax is not Python), as (first line, source) pieces: each
+    top-level statement (``def``, assignment, ``if``, ...: from its line to the next line at column 0) that is
+    not a rule (``rule``, ``checkpoint``, ``localrules``, ``wildcard_constraints``, ``include`` ...) nor holds
+    one, and each ``lambda`` inside a rule (or a block holding rules), up to the end of the expression."""
+    lines = text.splitlines()
+    snakemake = ("rule ", "checkpoint ", "localrules", "wildcard_constraints", "include:", "configfile:",
+                 "ruleorder", "onstart", "onsuccess", "onerror", "report:", "workdir:", "module ", "use rule")
+    pieces, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line[0] in " \t#":
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j][0] in " \t#" or lines[j].startswith(")")):
+            j += 1
+        block = lines[i:j]
+        python = not line.startswith(snakemake)
+        if python:
+            try:
+                ast.parse("\n".join(block))
+            except SyntaxError:                           # a block holding rules (``if ...:``, ``for ...:``)
+                python = False
+        if not python:
+            for k, inner in enumerate(block):             # the lambdas of a rule's parameters
+                at = inner.find("lambda ")
+                if at < 0:
+                    continue
+                for end in range(k, min(k + 8, len(block))):
+                    src = "\n".join([inner[at:], *block[k + 1:end + 1]]).rstrip().rstrip(",")
+                    try:
+                        ast.parse(src)
+                    except SyntaxError:
+                        continue
+                    pieces.append((i + k + 1, src))
+                    break
+        else:
+            pieces.append((i + 1, "\n".join(block)))
+        i = j
+    return pieces
 
 
 def _reads_a_cell_by_key(path: Path) -> list[int]:
     """Lines where a cell (a name of :data:`CELL_NAMES`, or the variable of a loop or comprehension over an
-    expression mentioning ``cells``) is read by a string key: ``cell[...]``, ``c.get(...)``."""
-    tree = ast.parse(path.read_text())
+    expression mentioning ``cells``) is read by a string key: ``cell[...]``, ``c.get(...)``. A Snakemake
+    file (``.smk``, ``Snakefile``) is scanned in its Python pieces (:func:`_smk_python`)."""
+    if path.suffix == ".smk" or path.name == "Snakefile":
+        return sorted(n + first - 1 for first, src in _smk_python(path.read_text())
+                      for n in _reads_in(ast.parse(src)))
+    return _reads_in(ast.parse(path.read_text()))
+
+
+def _reads_in(tree: ast.AST) -> list[int]:
+    """The reads by key in ``tree``, scope by scope: a loop variable over cells names a cell in its own
+    function (the outermost, nested ones included) or, outside every function, in the module's code."""
+    functions: list[ast.AST] = []
+
+    def module_nodes(node):                                # the module's code outside its functions
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(child)
+            else:
+                yield child
+                yield from module_nodes(child)
+
+    lines = _reads_in_scope(list(module_nodes(tree)))
+    for f in functions:
+        lines += _reads_in_scope(list(ast.walk(f)))
+    return sorted(lines)
+
+
+def _reads_in_scope(nodes: list[ast.AST]) -> list[int]:
     names = set(CELL_NAMES)
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) \
-                and "cells" in ast.unparse(node.iter).lower():
+                and ("cells" in ast.unparse(node.iter).lower() or ast.unparse(node.iter) == "cs"):
             names.add(node.target.id)
     lines = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names \
                 and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             lines.append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
             lines.append(node.lineno)
-    return sorted(lines)
+    return lines
 
 
 def test_no_module_outside_the_constructors_reads_a_cell_by_key():
-    files = [*(ROOT / "fedrepro").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py")]
+    files = [*(ROOT / "fedrepro").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py"),
+             *(ROOT / "workflow" / "rules").glob("*.smk"), ROOT / "Snakefile"]
     readers = {str(p.relative_to(ROOT)): lines for p in files if (lines := _reads_a_cell_by_key(p))}
     outside = {f: lines for f, lines in readers.items() if f not in CONSTRUCTORS}
     assert not outside, f"read a cell by key instead of taking its RunSpec: {outside}"
@@ -146,6 +217,16 @@ def test_the_scan_finds_a_cell_read_by_key(tmp_path):
     assert _reads_a_cell_by_key(path) == [2, 2]
     path.write_text("def f(spec, claims):\n    return spec.run.rho, [c['id'] for c in claims]\n")
     assert _reads_a_cell_by_key(path) == []
+    # a loop variable over cells names a cell in its own function only
+    path.write_text("def f(cells):\n    return [as_spec(c) for c in cells]\n\n\ndef g(claims):\n"
+                    "    return [c.get('id') for c in claims]\n\n\nX = [c['cell'] for b, cs in B.items() for c in cs]\n")
+    assert _reads_a_cell_by_key(path) == [9]
+    # a Snakemake file: its functions and the lambdas of its rules
+    smk = tmp_path / "r.smk"
+    smk.write_text("X = 1\n\ndef f(cells):\n    return [c['cell'] for c in cells]\n\n\nrule r:\n"
+                   "    output: 'a'\n    params:\n        n=lambda wc: [c.get('seed') for c in cells_of(wc.p)],\n"
+                   "        m=lambda wc: spec_of(wc).seed,\n    script: 's.py'\n")
+    assert _reads_a_cell_by_key(smk) == [4, 10]
 
 
 def test_replace_gives_another_run():

@@ -20,9 +20,9 @@ that dict, :func:`cell_id`, do not change); the workflow's files (batches,
 job parameters) carry that dict. :meth:`RunSpec.replace` makes another run of one (other run settings or stop
 rule; a new id), as a claim target's ``adjust`` does (:mod:`fedrepro.papers.alone`). Readers take the spec
 (:func:`as_spec` converts a cell dict at the boundary); this module and the expansion are the only modules of
-``fedrepro/`` and ``workflow/scripts/`` that read a cell by key (tests/test_run_spec.py scans for ``cell``,
-``source``, ``ref`` and the variables of loops over cells; the workflow's rules, ``workflow/rules/*.smk``, are
-not scanned).
+``fedrepro/``, ``workflow/`` (scripts, the rules' Python and the Snakefile) and ``benchmarks/`` that read a
+cell by key (tests/test_run_spec.py scans for ``cell``, ``source``, ``ref`` and the variables of loops over
+cells, in their own scope).
 
 The fields holding specs (``problem``, the parameters, the channel's blocks) are private copies: the
 dataclasses are frozen, and nothing mutates those dicts (they are hashed for the id).

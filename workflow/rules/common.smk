@@ -13,6 +13,7 @@ from fedrepro.experiments.config import validate_config, validate_experiment
 from fedrepro.experiments.build_plan import (batches, check_user_data, experiment_datasets, same_runs, timing_repeats,
                                             user_data_files)
 from fedrepro.experiments.expansion import all_cells, load_experiments, reference_cell
+from fedrepro.experiments.spec import as_spec
 from fedrepro.experiments.yamlio import config_hash, read_yaml
 from fedrepro.data.plan import DataPlan, local_datasets, raw_dataset, skipped_experiments
 from fedrepro.experiments import resources
@@ -93,7 +94,7 @@ wildcard_constraints:
 CELLS_PER_JOB = int(config.get("cells_per_job", {}).get(config["scale"], 1))
 KERNEL_THREADS = int(config.get("kernel_threads", {}).get(config["scale"], 1))
 BATCHES = {key: batches(cells, CELLS_PER_JOB) for key, cells in CELLS.items()}
-BATCH_OF = {c["cell"]: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
+BATCH_OF = {as_spec(c).name: b for bs in BATCHES.values() for b, cs in bs.items() for c in cs}
 BATCH_CELLS = {b: cs for bs in BATCHES.values() for b, cs in bs.items()}
 DATA = DataPlan(config)
 SKIPPED = skipped_experiments(experiment_datasets(CELLS), DATA, strict=config.get("strict", False))
@@ -106,7 +107,8 @@ OUTPUTS = papers.paper_outputs(config, CELLS, SKIPPED, workflow.basedir) if CLAI
 def processed_inputs(cells):
     """The data ``cells`` read: the manifests of their processed datasets (a folder is complete once its
     manifest exists) and the user's own files (problem.data), so that a regenerated file re-runs them."""
-    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in c["datasets"]}) + user_data_files(cells)
+    return sorted({f"data/processed/{d}/dataset.json" for c in cells for d in as_spec(c).label.datasets or ()}) \
+        + user_data_files(cells)
 
 
 def batch_path(paper, experiment, batch):
@@ -123,17 +125,18 @@ def cells_of(paper, experiment):
 
 def run_cells_of(batch):
     """The batch's cells that run (the others copy an earlier experiment's run)."""
-    return [c for c in BATCH_CELLS[batch] if c["cell"] not in SAME_RUN]
+    return [c for c in BATCH_CELLS[batch] if as_spec(c).name not in SAME_RUN]
 
 
 def copies(batch):
     """{cell id: {"source": the earlier cell with the same run, "path": the file holding it}} for the batch."""
     out = {}
     for cell in BATCH_CELLS[batch]:
-        source = SAME_RUN.get(cell["cell"])
+        name = as_spec(cell).name
+        source = SAME_RUN.get(name)
         if source is not None:
-            out[cell["cell"]] = {"source": source,
-                                 "path": batch_path(source["paper"], source["experiment"], BATCH_OF[source["cell"]])}
+            src = as_spec(source)
+            out[name] = {"source": source, "path": batch_path(src.paper, src.experiment, BATCH_OF[src.name])}
     return out
 
 
@@ -143,7 +146,8 @@ def references(paper, experiment, batch):
     for cell in BATCH_CELLS[batch]:
         ref = reference_cell(cell, cells_of(paper, experiment))
         if ref is not None:
-            out[cell["cell"]] = (ref["cell"], batch_path(paper, experiment, BATCH_OF[ref["cell"]]))
+            name = as_spec(ref).name
+            out[as_spec(cell).name] = (name, batch_path(paper, experiment, BATCH_OF[name]))
     return out
 
 
