@@ -164,6 +164,23 @@ def test_replace_gives_another_run():
         spec.replace(mu_rel=0.5)
 
 
+def test_replace_gives_a_run_with_other_algorithm_parameters():
+    """RunSpec.replace(params=...): the algorithm's own parameters replaced whole (the algorithm kept), a new id,
+    the cell dict's keys in their order; the spec it came from unchanged; params that are no dict are refused."""
+    cell = _cells()[-1]
+    spec = RunSpec.from_cell(cell)
+    assert spec.algorithm.name == "fedprox"
+    new = spec.replace(params={"mu_rel": 0.5}, max_rounds=9)
+    assert new.algorithm.name == "fedprox" and new.algorithm.params == {"mu_rel": 0.5}
+    assert spec.algorithm.params == cell["params"] and new.run.max_rounds == 9 and new.id != spec.id
+    expected = {**cell, "params": {"mu_rel": 0.5}, "max_rounds": 9}
+    expected["cell"] = cell_id(expected)
+    assert new.to_dict() == expected and list(new.to_dict()) == list(cell) and new.name == new.id
+    assert spec.replace(params=dict(cell["params"])).id == spec.id
+    with pytest.raises(ValueError, match="params is the algorithm's parameters as a dict"):
+        spec.replace(params=[("mu_rel", 0.5)])
+
+
 def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):
     """``fedrepro run`` builds its run with RunSpec.from_cli and completes it through runner.complete_run,
     the function run_cell (the workflow's path) ends in; the two give the same rows for the same run."""
