@@ -187,8 +187,8 @@ def run_child(samples: list[dict], data_dir: str) -> tuple[list[dict], float]:
     its samples and CPU seconds."""
     env = {**os.environ, **{v: "1" for v in THREAD_VARIABLES}, "PYTHONPATH": str(ROOT)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, __file__, "--child"], input=json.dumps({"samples": samples, "data_dir": data_dir}),
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run([sys.executable, __file__, "--child"],
+                          input=json.dumps({"samples": samples, "data_dir": data_dir}), capture_output=True, text=True, env=env, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:

@@ -62,8 +62,8 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         worker_blas = pool.submit(_worker_blas).result()
         for batch in (first, second):
-            futs = [(s, pool.submit(_run, s, data_dir,
-                                    None if refs[s.name] is None else summarize(frames[refs[s.name]]).iloc[0].to_dict()))
+            futs = [(s, pool.submit(_run, s, data_dir, None if refs[s.name] is None else
+                                    summarize(frames[refs[s.name]]).iloc[0].to_dict()))
                     for s in batch]
             for s, f in futs:
                 df, dc = f.result()

@@ -16,13 +16,13 @@ point, the experiment's datasets), which the run does not read. :attr:`RunSpec.i
 Two constructors: :meth:`RunSpec.from_cell` (a config block's expanded cell,
 :func:`fedrepro.experiments.expansion.expand`) and :meth:`RunSpec.from_cli` (``fedrepro run``'s flags).
 :meth:`RunSpec.to_dict` gives the cell dict back exactly (its keys and values, so the ids, the hash of
-that dict, :func:`cell_id`, do not change); the workflow's files (batches,
-job parameters) carry that dict. :meth:`RunSpec.replace` makes another run of one (other run settings, stop
-rule or algorithm parameters; a new id), as a claim target's ``adjust`` does (:mod:`fedrepro.papers.alone`). Readers take the spec
-(:func:`as_spec` converts a cell dict at the boundary); this module and the expansion are the only modules of
-``fedrepro/``, ``workflow/scripts/`` and ``benchmarks/`` that read a cell by key (tests/test_run_spec.py scans for ``cell``,
-``source``, ``ref`` and the variables of loops over cells; the workflow's rules, ``workflow/rules/*.smk``, are
-not scanned).
+that dict, :func:`cell_id`, do not change); the workflow's files (batches, job parameters) carry that dict.
+:meth:`RunSpec.replace` makes another run of one (other run settings, stop rule or algorithm parameters; a
+new id), as a claim target's ``adjust`` does (:mod:`fedrepro.papers.alone`). Readers take the spec
+(:func:`as_spec` converts a cell dict at the boundary); this module and the expansion are the only modules
+of ``fedrepro/``, ``workflow/scripts/`` and ``benchmarks/`` that read a cell by key (tests/test_run_spec.py
+scans for ``cell``, ``source``, ``ref`` and the variables of loops over cells; the workflow's rules,
+``workflow/rules/*.smk``, are not scanned).
 
 The fields holding specs (``problem``, the parameters, the channel's blocks) are private copies: the
 dataclasses are frozen, and nothing mutates those dicts (they are hashed for the id).
