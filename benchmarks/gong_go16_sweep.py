@@ -40,22 +40,25 @@ VARIANTS = {
 }
 
 
-def go16_cell(variant: str, lr: float, instance: int, rounds: int, eval_every: int = 1) -> dict:
-    from fedrepro.experiments.expansion import cell_id, check_cell, expand
+def go16_cell(variant: str, lr: float, instance: int, rounds: int, eval_every: int = 1):
+    """The run (a :class:`~fedrepro.experiments.spec.RunSpec`) of ``variant`` with learning rate ``lr``."""
+    from fedrepro.experiments.expansion import check_cell, expand
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.experiments.yamlio import load_paper_fragment
 
     block = load_paper_fragment("fedadmm_gong", ROOT)["experiments"]["table3"]
-    cells = [c for c in expand("fedadmm_gong", "table3", block, "paper", BASE_SEED)
-             if c["algorithm"] == "fedadmm_gong" and c["columns"].get("setting") == "MNIST-100 IID" and c["instance"] == instance]
-    if len(cells) != 1:
-        raise SystemExit(f"expected one FedADMM MNIST-100 IID cell of instance {instance}, got {len(cells)}")
-    cell = dict(cells[0])
-    params = {k: v for k, v in cell["params"].items() if k not in ("local_init", "client_order", "random_epochs")}
-    cell["params"] = {**params, **VARIANTS[variant], "lr": float(lr)}
-    cell["max_rounds"], cell["eval_every"] = int(rounds), int(eval_every)
-    cell["cell"] = cell_id(cell)
-    check_cell(cell)
-    return cell
+    runs = [s for s in map(as_spec, expand("fedadmm_gong", "table3", block, "paper", BASE_SEED))
+            if s.algorithm.name == "fedadmm_gong" and s.columns.get("setting") == "MNIST-100 IID"
+            and s.instance == instance]
+    if len(runs) != 1:
+        raise SystemExit(f"expected one FedADMM MNIST-100 IID cell of instance {instance}, got {len(runs)}")
+    spec = runs[0]
+    params = {k: v for k, v in spec.algorithm.params.items()
+              if k not in ("local_init", "client_order", "random_epochs")}
+    spec = spec.replace(params={**params, **VARIANTS[variant], "lr": float(lr)}, max_rounds=int(rounds),
+                        eval_every=int(eval_every))
+    check_cell(spec.to_dict())
+    return spec
 
 
 def table(path: Path, variants, lrs, seeds, rounds) -> str:
@@ -113,17 +116,17 @@ def main(argv=None):
             for variant in args.variants:
                 if (variant, lr, inst, args.rounds) in done:
                     continue
-                cell = go16_cell(variant, lr, inst, args.rounds, args.eval_every)
+                spec = go16_cell(variant, lr, inst, args.rounds, args.eval_every)
                 c0, w0 = time.process_time(), time.perf_counter()
-                df = run_cell(cell, data_dir=args.data_dir)
+                df = run_cell(spec, data_dir=args.data_dir)
                 cpu, wall = time.process_time() - c0, time.perf_counter() - w0
                 acc = {int(r): float(a) for r, a in zip(df["round"], df["test_accuracy"])}
-                rec = {"variant": variant, "lr": lr, "instance": inst, "seed": cell["seed"], "rounds": args.rounds,
-                       "params": cell["params"], "acc": acc, "final": acc[max(acc)], "cpu_s": round(cpu, 1),
+                rec = {"variant": variant, "lr": lr, "instance": inst, "seed": spec.seed, "rounds": args.rounds,
+                       "params": spec.algorithm.params, "acc": acc, "final": acc[max(acc)], "cpu_s": round(cpu, 1),
                        "wall_s": round(wall, 1), "machine": blas_record()}
                 with out.open("a") as fh:
                     fh.write(json.dumps(rec) + "\n")
-                print(f"{variant:16s} lr={lr:<5g} seed={cell['seed']} acc@{max(acc)}={rec['final']:.4f} "
+                print(f"{variant:16s} lr={lr:<5g} seed={spec.seed} acc@{max(acc)}={rec['final']:.4f} "
                       f"cpu={cpu:.0f}s wall={wall:.0f}s", flush=True)
 
 

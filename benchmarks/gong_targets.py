@@ -31,17 +31,20 @@ SOURCES = {  # variant -> dataset -> (experiment, setting label or None)
 }
 
 
-def cells_for(variant: str, ds: str, instances) -> list[dict]:
+def cells_for(variant: str, ds: str, instances) -> list:
+    """The runs (:class:`~fedrepro.experiments.spec.RunSpec`) of FedADMM ``variant``'s IID m = 100 cell on ``ds``,
+    one per instance."""
     from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.experiments.yamlio import load_paper_fragment
 
     exp, setting = SOURCES[variant][ds]
     block = load_paper_fragment("fedadmm_gong", ROOT)["experiments"][exp]
     def pick(scale):
-        return [c for c in expand("fedadmm_gong", exp, block, scale, BASE_SEED)
-                if c["algorithm"] == "fedadmm_gong" and c["columns"].get("setting") == setting
-                and c["problem"].get("m") == 100 and c["problem"].get("partition") == "iid"
-                and c["params"].get("local_init") == variant and c["instance"] in instances]
+        return [s for s in map(as_spec, expand("fedadmm_gong", exp, block, scale, BASE_SEED))
+                if s.algorithm.name == "fedadmm_gong" and s.columns.get("setting") == setting
+                and s.problem.get("m") == 100 and s.problem.get("partition") == "iid"
+                and s.algorithm.params.get("local_init") == variant and s.instance in instances]
 
     # the quick scale runs Algorithm 1's Figs. 3-4 at m = 200 only (GO-11): its m = 100 cell is verify's
     # instance 0, the same cell (quick model, data and 20 rounds)
@@ -75,12 +78,12 @@ def main(argv=None):
     result = {}
     for variant in args.variants:
         for ds, provisional in datasets.items():
-            cells = cells_for(variant, ds, set(args.seeds))
+            runs = cells_for(variant, ds, set(args.seeds))
             if args.tiny:
-                cells = [{**c, "max_rounds": 1} for c in cells]
-            if len(cells) != len(args.seeds):
-                raise SystemExit(f"{variant} {ds}: expected {len(args.seeds)} cells, found {len(cells)}")
-            curves = [run_cell(c, data_dir=args.data_dir) for c in cells]
+                runs = [s.replace(max_rounds=1) for s in runs]
+            if len(runs) != len(args.seeds):
+                raise SystemExit(f"{variant} {ds}: expected {len(args.seeds)} cells, found {len(runs)}")
+            curves = [run_cell(s, data_dir=args.data_dir) for s in runs]
             rounds = sorted(set(curves[0]["round"]))
             mean = {int(r): float(np.mean([float(df.loc[df["round"] == r, "test_accuracy"].iloc[0]) for df in curves]))
                     for r in rounds}

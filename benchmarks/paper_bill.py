@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))                     # this checkout's fedrepro, no
 
 from fedrepro.core.peak_memory import peak_rss_mb as _peak_mb  # noqa: E402
 from fedrepro.data.dataset import MANIFEST  # noqa: E402
+from fedrepro.experiments.spec import RunSpec, as_spec  # noqa: E402
 OUT = ROOT / "benchmarks" / "results" / "paper_bill.json"
 #: rounds of a sample by problem: the neural problems' rounds are the expensive part of the bill
 SAMPLE_ROUNDS = {"neural": 1, "worker_neural": 10}
@@ -48,9 +49,9 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 ONLY_EXPERIMENTS = None
 
 
-def paper_cells(papers, scale: str = "paper", seed: int = 20260101) -> list[dict]:
-    """The cells a build runs: every experiment's, less those that copy an earlier experiment's run
-    (:func:`fedrepro.experiments.build_plan.same_runs`)."""
+def paper_cells(papers, scale: str = "paper", seed: int = 20260101) -> list[RunSpec]:
+    """The runs a build runs (their specs): every experiment's cells, less those that copy an earlier
+    experiment's run (:func:`fedrepro.experiments.build_plan.same_runs`)."""
     from fedrepro.experiments.build_plan import same_runs
     from fedrepro.experiments.expansion import expand
     from fedrepro.experiments.yamlio import load_paper_fragment
@@ -59,23 +60,23 @@ def paper_cells(papers, scale: str = "paper", seed: int = 20260101) -> list[dict
                      for e, b in load_paper_fragment(p, ROOT)["experiments"].items()
                      if ONLY_EXPERIMENTS is None or e in ONLY_EXPERIMENTS}
     copies = same_runs(by_experiment)
-    return [c for cells in by_experiment.values() for c in cells if c["cell"] not in copies]
+    return [spec for spec in map(as_spec, (c for cs in by_experiment.values() for c in cs)) if spec.name not in copies]
 
 
-def group_kinds(cells: list[dict]) -> dict:
-    """``{kind id: {"cells": n, "cell": the first cell of the kind}}``."""
+def group_kinds(specs: list[RunSpec]) -> dict:
+    """``{kind id: {"cells": n, "spec": the first run of the kind}}``."""
     from fedrepro.experiments.resources import cost_kind_id
 
     kinds = {}
-    for cell in cells:
-        entry = kinds.setdefault(cost_kind_id(cell), {"cells": 0, "cell": cell})
-        entry["cells"] += 1
+    for spec in specs:
+        kind = kinds.setdefault(cost_kind_id(spec), {"cells": 0, "spec": spec})
+        kind["cells"] += 1
     return kinds
 
 
-def sample_rounds(cell: dict, cap: int | None) -> int:
-    rounds = SAMPLE_ROUNDS.get(cell["problem"]["name"], DEFAULT_ROUNDS)
-    return max(1, min(rounds, cap or rounds, int(cell.get("max_rounds", rounds)) or 1))
+def sample_rounds(spec: RunSpec, cap: int | None) -> int:
+    rounds = SAMPLE_ROUNDS.get(spec.problem["name"], DEFAULT_ROUNDS)
+    return max(1, min(rounds, cap or rounds, int(spec.run.max_rounds) or 1))
 
 
 def _reset_peak() -> None:
@@ -83,15 +84,15 @@ def _reset_peak() -> None:
         fh.write("5")
 
 
-def _timed_run(cell: dict, problem, data_dir: str) -> dict:
-    """Simulate ``cell`` (evaluated every round) on the built ``problem``: CPU seconds of building the
+def _timed_run(spec: RunSpec, problem, data_dir: str) -> dict:
+    """Simulate ``spec`` (evaluated every round) on the built ``problem``: CPU seconds of building the
     run (and the algorithm's prepare), of its initialisation, of every evaluation and every round, the
     virtual time, and the peak resident memory since the call."""
     from fedrepro.experiments.runner import build_run
 
     _reset_peak()
     c = time.process_time()
-    run = build_run(cell, data_dir=data_dir, problem=problem)
+    run = build_run(spec, data_dir=data_dir, problem=problem)
     marks = []                                       # CPU time at the end of every evaluation
     result = run.simulate(progress=lambda record: marks.append(time.process_time()))
     total = time.process_time()
@@ -118,19 +119,19 @@ def clients_round_cpu(one: float, two: float, clients: int) -> float:
     return clients * max(one, two / 2)
 
 
-def sample_kind(cell: dict, rounds: int, problem, data_dir: str) -> dict:
-    """The sample of one kind: ``rounds`` rounds of ``cell``; the first evaluation's and the first
+def sample_kind(spec: RunSpec, rounds: int, problem, data_dir: str) -> dict:
+    """The sample of one kind: ``rounds`` rounds of ``spec``; the first evaluation's and the first
     round's extra over the later ones (compilation, caches) count as set-up. A neural cell with more
     than two clients per round runs three one-round samples instead, with 1, 1 and 2 clients (the
     first is the warm-up): its round is :func:`clients_round_cpu` of the last two, its peak the
     2-client peak plus (clients - 2) x the larger of the second client's measured memory and its two
     float32 uploads."""
-    capped = {**cell, "max_rounds": rounds, "eval_every": 1, "stop": None, "time_limit": None, "time_budget": None}
+    capped = spec.replace(max_rounds=rounds, eval_every=1, stop=None, time_limit=None, time_budget=None)
     from fedrepro.core.sampling import participants
 
     m = getattr(problem, "m", 1)
-    clients = participants(m, float(cell.get("rho", 1.0)), cell.get("sample_count", "ceil"))
-    if cell["problem"]["name"] != "neural" or clients <= 2:
+    clients = participants(m, float(spec.run.rho), spec.run.sample_count)
+    if spec.problem["name"] != "neural" or clients <= 2:
         t = _timed_run(capped, problem, data_dir)
         eval_cpu, round_cpu = _mean(t["evals"][1:] or t["evals"]), _mean(t["rounds"][1:] or t["rounds"])
         extra = (t["evals"][0] - eval_cpu) + (t["rounds"][0] - round_cpu if t["rounds"] else 0.0)
@@ -138,8 +139,8 @@ def sample_kind(cell: dict, rounds: int, problem, data_dir: str) -> dict:
                 "eval_cpu_s": eval_cpu, "round_cpu_s": round_cpu, "peak_mb": t["peak_mb"], "cpu": t["cpu"],
                 "store": t["store"], "virtual_time_per_round": (t["virtual_time"] / len(t["rounds"])
                                                                 if t["virtual_time"] and t["rounds"] else None)}
-    one = {**capped, "max_rounds": 1, "rho": 1 / m, "sample_count": "ceil"}
-    warm, t1, t2 = (_timed_run(c, problem, data_dir) for c in (one, one, {**one, "rho": 2 / m}))
+    one = capped.replace(max_rounds=1, rho=1 / m, sample_count="ceil")
+    warm, t1, t2 = (_timed_run(s, problem, data_dir) for s in (one, one, one.replace(rho=2 / m)))
     r1, r2 = t1["rounds"][0], t2["rounds"][0]
     round_cpu = clients_round_cpu(r1, r2, clients)
     eval_cpu = _mean(t1["evals"] + t2["evals"])
@@ -154,7 +155,8 @@ def sample_kind(cell: dict, rounds: int, problem, data_dir: str) -> dict:
 
 
 def sample_kinds(job: dict) -> list[dict]:
-    """Run in the child: time ``job["cells"]`` (one problem spec, built once) for their sample rounds."""
+    """Run in the child: time the runs of ``job["samples"]`` (``{"kind", "cell": the cell dict, "rounds"}``; one
+    problem spec, built once) for their sample rounds."""
     import numpy as np  # noqa: F401  (BLAS loaded before threadpoolctl looks)
 
     from fedrepro.experiments.runner import build_run  # noqa: F401  (imports count as start-up)
@@ -162,14 +164,14 @@ def sample_kinds(job: dict) -> list[dict]:
 
     start_cpu = time.process_time()
     out, problem, build_cpu = [], None, 0.0
-    for entry in job["cells"]:
-        cell = entry["cell"]
+    for entry in job["samples"]:
+        spec = as_spec(entry["cell"])
         try:
             if problem is None:
                 c = time.process_time()
-                problem = build_problem(cell["problem"], cell["seed"], data_dir=job["data_dir"])
+                problem = build_problem(spec.problem, spec.seed, data_dir=job["data_dir"])
                 build_cpu = time.process_time() - c
-            s = sample_kind(cell, entry["rounds"], problem, job["data_dir"])
+            s = sample_kind(spec, entry["rounds"], problem, job["data_dir"])
         except (OSError, KeyError, ValueError) as err:
             out.append({"kind": entry["kind"], "error": f"{type(err).__name__}: {err}"})
             continue
@@ -180,17 +182,18 @@ def sample_kinds(job: dict) -> list[dict]:
     return out
 
 
-def run_child(cells: list[dict], data_dir: str) -> tuple[list[dict], float]:
-    """One subprocess (1 thread) over the kinds of one problem spec; returns its samples and CPU seconds."""
+def run_child(samples: list[dict], data_dir: str) -> tuple[list[dict], float]:
+    """One subprocess (1 thread) over the kinds of one problem spec (``samples``: :func:`sample_kinds`'s); returns
+    its samples and CPU seconds."""
     env = {**os.environ, **{v: "1" for v in THREAD_VARIABLES}, "PYTHONPATH": str(ROOT)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, __file__, "--child"], input=json.dumps({"cells": cells, "data_dir": data_dir}),
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run([sys.executable, __file__, "--child"],
+                          input=json.dumps({"samples": samples, "data_dir": data_dir}), capture_output=True, text=True, env=env, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         return [{"kind": e["kind"], "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
-                 f"exit {proc.returncode}"} for e in cells], cpu
+                 f"exit {proc.returncode}"} for e in samples], cpu
     return json.loads(proc.stdout), cpu
 
 
@@ -221,12 +224,12 @@ def save(path: Path, bill: dict) -> None:
     tmp.replace(path)
 
 
-def kind_label(cell: dict) -> str:
-    p = cell["problem"]
-    params = {k: v for k, v in (cell.get("params") or {}).items() if not isinstance(v, float)}
-    return " ".join(str(x) for x in (cell["paper"], cell["algorithm"], p.get("name"), p.get("dataset", ""),
-                                     f"m={p['m']}" if "m" in p else "", f"k0={cell.get('k0', 1)}",
-                                     f"rho={cell.get('rho', 1.0)}", params or "") if x != "")
+def kind_label(spec: RunSpec) -> str:
+    p = spec.problem
+    params = {k: v for k, v in spec.algorithm.params.items() if not isinstance(v, float)}
+    return " ".join(str(x) for x in (spec.paper, spec.algorithm.name, p.get("name"), p.get("dataset", ""),
+                                     f"m={p['m']}" if "m" in p else "", f"k0={spec.run.k0}",
+                                     f"rho={spec.run.rho}", params or "") if x != "")
 
 
 #: a kind is a group's first sample when its sample costs at most this by the work model (seconds)
@@ -244,25 +247,26 @@ def sampling_jobs(kinds: dict, done, rounds_cap: int | None, limit_kinds: int | 
     from fedrepro.experiments.resources import calibration_group, modelled_cell_seconds
 
     def entry(k):
-        cell = kinds[k]["cell"]
-        rounds = sample_rounds(cell, rounds_cap)
-        return {"kind": k, "cell": cell, "rounds": rounds, "label": kind_label(cell),
-                "cost": modelled_cell_seconds({**cell, "max_rounds": rounds, "time_budget": None}),
-                "weight": kinds[k]["cells"] * modelled_cell_seconds(cell)}
+        spec = kinds[k]["spec"]
+        rounds = sample_rounds(spec, rounds_cap)
+        return {"kind": k, "spec": spec, "rounds": rounds, "label": kind_label(spec),
+                "cost": modelled_cell_seconds(spec.replace(max_rounds=rounds, time_budget=None)),
+                "weight": kinds[k]["cells"] * modelled_cell_seconds(spec)}
 
     todo = [entry(k) for k in kinds if k not in done]
-    missing = [e for e in todo if not all((Path(data_dir) / d / MANIFEST).is_file() for d in e["cell"]["datasets"])]
+    missing = [e for e in todo
+               if not all((Path(data_dir) / d / MANIFEST).is_file() for d in e["spec"].label.datasets or ())]
     todo = sorted((e for e in todo if e not in missing), key=lambda e: e["cost"])
-    sampled_groups = {calibration_group(kinds[k]["cell"]) for k in done if k in kinds}
+    sampled_groups = {calibration_group(kinds[k]["spec"]) for k in done if k in kinds}
     groups = defaultdict(list)
     for e in todo:
-        groups[calibration_group(e["cell"])].append(e)
+        groups[calibration_group(e["spec"])].append(e)
     first = [max([e for e in es if e["cost"] <= FIRST_SAMPLE_CAP_S] or es[:1], key=lambda e: e["weight"])
              for g, es in groups.items() if g not in sampled_groups]
     rest = defaultdict(list)
     for e in todo:
         if e not in first:
-            rest[json.dumps([e["cell"]["paper"], e["cell"]["problem"]], sort_keys=True)].append(e)
+            rest[json.dumps([e["spec"].paper, e["spec"].problem], sort_keys=True)].append(e)
     key = "weight" if order == "weight" else "cost"
     rest = [sorted(es, key=lambda e: -e[key] if key == "weight" else e[key]) for es in rest.values()]
     jobs = [[e] for e in sorted(first, key=lambda e: e["cost"])] + sorted(
@@ -282,11 +286,12 @@ def sample(papers, out: Path, data_dir: str, budget_s: float, rounds_cap: int | 
     bill = load(out)
     kinds = group_kinds(paper_cells(papers))
     if synthetic_only:                            # kinds whose cells read no dataset
-        kinds = {k: v for k, v in kinds.items() if not v["cell"]["datasets"]}
+        kinds = {k: v for k, v in kinds.items() if not v["spec"].label.datasets}
     jobs, missing = sampling_jobs(kinds, set(bill["kinds"]) | set(bill["unsampled"]), rounds_cap, limit_kinds,
                                   data_dir, order)
     for e in missing:
-        bill["unsampled"][e["kind"]] = {"label": e["label"], "error": f"datasets {e['cell']['datasets']} not in {data_dir}"}
+        bill["unsampled"][e["kind"]] = {"label": e["label"],
+                                        "error": f"datasets {e['spec'].label.datasets} not in {data_dir}"}
     run = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "commit": commit(), "machine": machine(), "load_at_start": os.getloadavg()[0], "cpu_s": 0.0}
     bill["runs"].append(run)
@@ -296,7 +301,8 @@ def sample(papers, out: Path, data_dir: str, budget_s: float, rounds_cap: int | 
         if run["cpu_s"] >= budget_s:
             log(f"budget reached after {run['cpu_s']:.0f} CPU-s", flush=True)
             break
-        results, cpu = run_child([{k: e[k] for k in ("kind", "cell", "rounds")} for e in entries], data_dir)
+        results, cpu = run_child([{"kind": e["kind"], "cell": e["spec"].to_dict(), "rounds": e["rounds"]}
+                                  for e in entries], data_dir)
         run["cpu_s"] = round(run["cpu_s"] + cpu, 1)
         by_kind = {e["kind"]: e for e in entries}
         for res in results:
@@ -322,13 +328,13 @@ def calibrated(papers, bill: dict, kinds: dict | None = None) -> dict:
 
     kinds = kinds or group_kinds(paper_cells(papers))
     by_group = defaultdict(list)
-    for k, entry in kinds.items():
+    for k, kind in kinds.items():
         if k in bill["kinds"]:
-            by_group[calibration_group(entry["cell"])].append((entry["cell"], {**bill["kinds"][k], "kind": k}))
+            by_group[calibration_group(kind["spec"])].append((kind["spec"], {**bill["kinds"][k], "kind": k}))
     kept = {k: v for k, v in bill.get("calibrated", {}).items() if k not in kinds}     # other papers' kinds
-    return {**kept, **{k: {**calibrate(entry["cell"], by_group[group]), "label": kind_label(entry["cell"])}
-                       for k, entry in kinds.items()
-                       if k not in bill["kinds"] and (group := calibration_group(entry["cell"])) in by_group}}
+    return {**kept, **{k: {**calibrate(kind["spec"], by_group[group]), "label": kind_label(kind["spec"])}
+                       for k, kind in kinds.items()
+                       if k not in bill["kinds"] and (group := calibration_group(kind["spec"])) in by_group}}
 
 
 def paper_table(papers, entries: dict) -> list[dict]:
@@ -339,24 +345,24 @@ def paper_table(papers, entries: dict) -> list[dict]:
 
     rows = []
     for paper in papers:
-        cells = paper_cells([paper])
-        ids = [cost_kind_id(c) for c in cells]
-        known = [(c, entries[k]) for c, k in zip(cells, ids) if k in entries]
+        specs = paper_cells([paper])
+        ids = [cost_kind_id(s) for s in specs]
+        known = [(s, entries[k]) for s, k in zip(specs, ids) if k in entries]
         sampled = [e for _, e in known if "ratio" not in e]
         rows.append({
-            "paper": paper, "cells": len(cells), "kinds": len(set(ids)),
+            "paper": paper, "cells": len(specs), "kinds": len(set(ids)),
             "kinds_sampled": len({k for k in ids if k in entries and "ratio" not in entries[k]}),
             "kinds_calibrated": len({k for k in ids if k in entries and "ratio" in entries[k]}),
             "cells_sampled": len(sampled), "cells_calibrated": len(known) - len(sampled),
-            "cells_fallback": len(cells) - len(known),
-            "cpu_h": sum(measured_cpu_s(c, e) for c, e in known) / 3600,
+            "cells_fallback": len(specs) - len(known),
+            "cpu_h": sum(measured_cpu_s(s, e) for s, e in known) / 3600,
             "peak_mb": max((e["peak_mb"] for _, e in known if e.get("peak_mb")), default=None),
             "sample_rounds": sorted({e["rounds_sampled"] for e in sampled}),
-            "requested_h": sum((measured_requests(c, entries) or {"runtime_min": estimated_runtime_min(c, "paper")})
-                               ["runtime_min"] for c in cells) / 60,
-            "estimated_h": sum(estimated_runtime_min(c, "paper") for c in cells) / 60,
-            "largest_mem_mb": max((measured_requests(c, entries) or {"mem_mb": estimated_memory_mb(c)})["mem_mb"]
-                                  for c in cells),
+            "requested_h": sum((measured_requests(s, entries) or {"runtime_min": estimated_runtime_min(s, "paper")})
+                               ["runtime_min"] for s in specs) / 60,
+            "estimated_h": sum(estimated_runtime_min(s, "paper") for s in specs) / 60,
+            "largest_mem_mb": max((measured_requests(s, entries) or {"mem_mb": estimated_memory_mb(s)})["mem_mb"]
+                                  for s in specs),
         })
     return rows
 

@@ -28,11 +28,11 @@ def _worker_blas() -> dict:
     return blas_record()
 
 
-def _run(cell, data_dir, reference):
+def _run(spec, data_dir, reference):
     from fedrepro.experiments.runner import run_cell
 
     c = time.process_time()
-    df = run_cell(cell, data_dir=data_dir, reference=reference)
+    df = run_cell(spec, data_dir=data_dir, reference=reference)
     return df, time.process_time() - c
 
 
@@ -41,42 +41,45 @@ def run_paper(paper: str, scale: str = "quick", jobs: int = 2, data_dir: str = "
     import pandas as pd
 
     from fedrepro.experiments.expansion import expand, reference_cell
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.experiments.yamlio import load_paper_fragment
     from fedrepro.experiments.results import summarize
 
     blocks = load_paper_fragment(paper, ROOT)["experiments"]
-    cells = [c for e, b in blocks.items() if not only or e in only for c in expand(paper, e, b, scale, seed)]
+    expanded = [c for e, b in blocks.items() if not only or e in only for c in expand(paper, e, b, scale, seed)]
     if max_cells is not None:             # the first cells that need no reference run
-        cells = [c for c in cells if reference_cell(c, cells) is None][:max_cells]
-    by_exp = {}
-    for c in cells:
-        by_exp.setdefault(c["experiment"], []).append(c)
-    refs = {c["cell"]: reference_cell(c, by_exp[c["experiment"]]) for c in cells}
-    first = sorted((c for c in cells if refs[c["cell"]] is None), key=lambda c: -c["max_rounds"])
-    second = [c for c in cells if refs[c["cell"]] is not None]
+        expanded = [c for c in expanded if reference_cell(c, expanded) is None][:max_cells]
+    by_exp = {}                           # experiment -> its cell dicts (reference_cell, the constructors' side)
+    runs = [(as_spec(c), c) for c in expanded]
+    for spec, c in runs:
+        by_exp.setdefault(spec.experiment, []).append(c)
+    refs = {spec.name: None if (ref := reference_cell(c, by_exp[spec.experiment])) is None else as_spec(ref).name
+            for spec, c in runs}          # a run's reference run (a `target` stop rule), by name
+    first = sorted((s for s, _ in runs if refs[s.name] is None), key=lambda s: -s.run.max_rounds)
+    second = [s for s, _ in runs if refs[s.name] is not None]
     t0 = time.perf_counter()
     frames, cpu = {}, {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         worker_blas = pool.submit(_worker_blas).result()
         for batch in (first, second):
-            futs = [(c, pool.submit(_run, c, data_dir,
-                                    None if refs[c["cell"]] is None else
-                                    summarize(frames[refs[c["cell"]]["cell"]]).iloc[0].to_dict()))
-                    for c in batch]
-            for c, f in futs:
+            futs = [(s, pool.submit(_run, s, data_dir, None if refs[s.name] is None else
+                                    summarize(frames[refs[s.name]]).iloc[0].to_dict()))
+                    for s in batch]
+            for s, f in futs:
                 df, dc = f.result()
-                frames[c["cell"]] = df
-                key = f"{c['experiment']}/{c['algorithm']}"
+                frames[s.name] = df
+                key = f"{s.experiment}/{s.algorithm.name}"
                 cpu[key] = cpu.get(key, 0.0) + dc
     wall = time.perf_counter() - t0
     if out:
         folder = Path(out) / paper
         folder.mkdir(parents=True, exist_ok=True)
-        for exp, cs in by_exp.items():
-            df = pd.concat([frames[c["cell"]] for c in cs], ignore_index=True, sort=False)
+        names = {exp: [s.name for s, _ in runs if s.experiment == exp] for exp in by_exp}
+        for exp, ns in names.items():
+            df = pd.concat([frames[n] for n in ns], ignore_index=True, sort=False)
             df.to_parquet(folder / f"{exp}.parquet")
             summarize(df).to_parquet(folder / f"{exp}.summary.parquet")
-    return {"paper": paper, "scale": scale, "cells": len(cells), "wall_s": round(wall, 1),
+    return {"paper": paper, "scale": scale, "cells": len(runs), "wall_s": round(wall, 1),
             "cpu_s": round(sum(cpu.values()), 1), "cpu_by_experiment_algorithm": {k: round(v, 1) for k, v in sorted(cpu.items())},
             "worker_blas": worker_blas}
 

@@ -203,7 +203,7 @@ def _reads_in_scope(nodes: list[ast.AST]) -> list[int]:
 
 def test_no_module_outside_the_constructors_reads_a_cell_by_key():
     files = [*(ROOT / "fedrepro").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py"),
-             *(ROOT / "workflow" / "rules").glob("*.smk"), ROOT / "Snakefile"]
+             *(ROOT / "workflow" / "rules").glob("*.smk"), ROOT / "Snakefile", *(ROOT / "benchmarks").rglob("*.py")]
     readers = {str(p.relative_to(ROOT)): lines for p in files if (lines := _reads_a_cell_by_key(p))}
     outside = {f: lines for f, lines in readers.items() if f not in CONSTRUCTORS}
     assert not outside, f"read a cell by key instead of taking its RunSpec: {outside}"
@@ -243,6 +243,23 @@ def test_replace_gives_another_run():
     assert spec.replace().id == spec.id and spec.replace(sample_count=5).run.sample_count == 5
     with pytest.raises(ValueError, match=r"\['mu_rel'\] are not run settings"):
         spec.replace(mu_rel=0.5)
+
+
+def test_replace_gives_a_run_with_other_algorithm_parameters():
+    """RunSpec.replace(params=...): the algorithm's own parameters replaced whole (the algorithm kept), a new id,
+    the cell dict's keys in their order; the spec it came from unchanged; params that are no dict are refused."""
+    cell = _cells()[-1]
+    spec = RunSpec.from_cell(cell)
+    assert spec.algorithm.name == "fedprox"
+    new = spec.replace(params={"mu_rel": 0.5}, max_rounds=9)
+    assert new.algorithm.name == "fedprox" and new.algorithm.params == {"mu_rel": 0.5}
+    assert spec.algorithm.params == cell["params"] and new.run.max_rounds == 9 and new.id != spec.id
+    expected = {**cell, "params": {"mu_rel": 0.5}, "max_rounds": 9}
+    expected["cell"] = cell_id(expected)
+    assert new.to_dict() == expected and list(new.to_dict()) == list(cell) and new.name == new.id
+    assert spec.replace(params=dict(cell["params"])).id == spec.id
+    with pytest.raises(ValueError, match="params is the algorithm's parameters as a dict"):
+        spec.replace(params=[("mu_rel", 0.5)])
 
 
 def test_the_cli_and_the_workflow_take_one_path(tmp_path, monkeypatch):

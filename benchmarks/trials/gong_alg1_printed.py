@@ -21,21 +21,23 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import gong_targets as gt
     from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.experiments.yamlio import load_paper_fragment
     from fedrepro.experiments.runner import run_cell
 
     frag = load_paper_fragment("fedadmm_gong", ROOT)["experiments"]
-    cells = [(exp, c) for exp in ("table3_alg1", "scaling_alg1", "fig10_alg1")
-             for c in expand("fedadmm_gong", exp, frag[exp], "quick", gt.BASE_SEED) if c["algorithm"] == "fedadmm_gong"]
-    cells += [("target_cell", c) for ds in ("fashion_mnist", "cifar10") for c in gt.cells_for("local", ds, {0})]
-    for exp, c in cells:
+    runs = [(exp, s) for exp in ("table3_alg1", "scaling_alg1", "fig10_alg1")
+            for s in map(as_spec, expand("fedadmm_gong", exp, frag[exp], "quick", gt.BASE_SEED))
+            if s.algorithm.name == "fedadmm_gong"]
+    runs += [("target_cell", s) for ds in ("fashion_mnist", "cifar10") for s in gt.cells_for("local", ds, {0})]
+    for exp, spec in runs:
         out = {}
         for name, over in (("printed", {}), ("before", {"momentum": 0.5, "batches": "per_epoch"})):
-            df = run_cell({**c, "params": {**c["params"], **over}}, data_dir=args.data_dir)
+            df = run_cell(spec.replace(params={**spec.algorithm.params, **over}), data_dir=args.data_dir)
             acc = df.sort_values("round")["test_accuracy"].to_numpy(float)
             out[name] = (float(acc[-5:].mean()), float(acc[1:].max()))
-        print(json.dumps({"exp": exp, "dataset": c["problem"].get("dataset"), "setting": c["columns"].get("setting"),
-                          "m": c["problem"].get("m"), "partition": c["problem"].get("partition"),
+        print(json.dumps({"exp": exp, "dataset": spec.problem.get("dataset"), "setting": spec.columns.get("setting"),
+                          "m": spec.problem.get("m"), "partition": spec.problem.get("partition"),
                           "before_final": out["before"][0], "printed_final": out["printed"][0],
                           "before_peak": out["before"][1], "printed_peak": out["printed"][1]}), flush=True)
 

@@ -25,21 +25,22 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import gong_targets as gt
     from fedrepro.experiments.expansion import expand
+    from fedrepro.experiments.spec import as_spec
     from fedrepro.experiments.yamlio import load_paper_fragment
     from fedrepro.experiments.runner import run_cell
 
     frag = load_paper_fragment("fedadmm_gong", ROOT)["experiments"]
-    cells = [c for c in expand("fedadmm_gong", "fig8", frag["fig8"], args.scale, gt.BASE_SEED)
-             if c["algorithm"] == "fedadmm_gong"]
+    runs = [s for s in map(as_spec, expand("fedadmm_gong", "fig8", frag["fig8"], args.scale, gt.BASE_SEED))
+            if s.algorithm.name == "fedadmm_gong"]
     final = defaultdict(dict)
-    for c in cells:
+    for spec in runs:
         out = {}
         for name, over in (("printed", {}), ("before", {"momentum": 0.5, "batches": "per_epoch"})):
-            df = run_cell({**c, "params": {**c["params"], **over}}, data_dir=args.data_dir)
+            df = run_cell(spec.replace(params={**spec.algorithm.params, **over}), data_dir=args.data_dir)
             acc = df.sort_values("round")["test_accuracy"].to_numpy(float)
             out[name] = (float(acc[-5:].mean()), float(acc[1:].max()))
-        p = c["params"]
-        key = (c["problem"].get("dataset"), c["problem"].get("partition"), p["eta"], c["seed"])
+        p = spec.algorithm.params
+        key = (spec.problem.get("dataset"), spec.problem.get("partition"), p["eta"], spec.seed)
         final[key][p["local_init"]] = {k: v[0] for k, v in out.items()}
         print(json.dumps({"exp": "fig8", "dataset": key[0], "partition": key[1], "eta": key[2], "seed": key[3],
                           "local_init": p["local_init"], "before_final": out["before"][0],

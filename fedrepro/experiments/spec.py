@@ -16,13 +16,13 @@ point, the experiment's datasets), which the run does not read. :attr:`RunSpec.i
 Two constructors: :meth:`RunSpec.from_cell` (a config block's expanded cell,
 :func:`fedrepro.experiments.expansion.expand`) and :meth:`RunSpec.from_cli` (``fedrepro run``'s flags).
 :meth:`RunSpec.to_dict` gives the cell dict back exactly (its keys and values, so the ids, the hash of
-that dict, :func:`cell_id`, do not change); the workflow's files (batches,
-job parameters) carry that dict. :meth:`RunSpec.replace` makes another run of one (other run settings or stop
-rule; a new id), as a claim target's ``adjust`` does (:mod:`fedrepro.papers.alone`). Readers take the spec
-(:func:`as_spec` converts a cell dict at the boundary); this module and the expansion are the only modules of
-``fedrepro/``, ``workflow/`` (scripts, the rules' Python and the Snakefile) and ``benchmarks/`` that read a
-cell by key (tests/test_run_spec.py scans for ``cell``, ``source``, ``ref`` and the variables of loops over
-cells, in their own scope).
+that dict, :func:`cell_id`, do not change); the workflow's files (batches, job parameters) carry that dict.
+:meth:`RunSpec.replace` makes another run of one (other run settings, stop rule or algorithm parameters; a
+new id), as a claim target's ``adjust`` does (:mod:`fedrepro.papers.alone`). Readers take the spec
+(:func:`as_spec` converts a cell dict at the boundary); this module and the expansion are the only modules
+of ``fedrepro/``, ``workflow/`` (scripts, the rules' Python and the Snakefile) and ``benchmarks/`` that read
+a cell by key (tests/test_run_spec.py scans for ``cell``, ``source``, ``ref`` and the variables of loops
+over cells, in their own scope).
 
 The fields holding specs (``problem``, the parameters, the channel's blocks) are private copies: the
 dataclasses are frozen, and nothing mutates those dicts (they are hashed for the id).
@@ -247,8 +247,9 @@ class RunSpec:
             content = {**content, "cell": self.name}
         return config_hash({k: v for k, v in self._shaped(content).items() if k not in without})
 
-    def replace(self, *, stop=_KEEP, **settings) -> "RunSpec":
-        """Another run: this one with its ``stop`` rule and/or run settings (``max_rounds=...``, ``rho=...``; the
+    def replace(self, *, stop=_KEEP, params=_KEEP, **settings) -> "RunSpec":
+        """Another run: this one with its ``stop`` rule, its algorithm's own ``params`` (the whole dict; the
+        algorithm stays) and/or run settings (``max_rounds=...``, ``rho=...``; the
         keys of :data:`RUN_DEFAULTS`, :data:`RUN_OPTIONAL` and :data:`TIMING_KEYS`) changed. Its label keeps the
         paper, experiment, columns, shared grid point and datasets, but not the name: a changed run is a new run,
         named by its id (the hash of its content). A setting that is not a run setting is a ValueError naming it.
@@ -262,11 +263,17 @@ class RunSpec:
         settings = copy.deepcopy(settings)
         run = replace(self.run, **{k: v for k, v in settings.items() if k in RUN_DEFAULTS},
                       given={**self.run.given, **{k: v for k, v in settings.items() if k not in RUN_DEFAULTS}})
+        if params is not _KEEP and not isinstance(params, dict):
+            raise ValueError(f"RunSpec.replace: params is the algorithm's parameters as a dict, not "
+                             f"{type(params).__name__}")
         new = replace(self, run=run, stop=self.stop if stop is _KEEP else copy.deepcopy(stop),
+                      algorithm=self.algorithm if params is _KEEP else replace(self.algorithm,
+                                                                               params=copy.deepcopy(params)),
                       label=replace(self.label, name=None))
         shape = getattr(self, "_shape", None)
         if shape is not None:
-            added = [k for k in (*settings, *(() if stop is _KEEP else ("stop",))) if k not in shape]
+            added = [k for k in (*settings, *(() if stop is _KEEP else ("stop",)),
+                                 *(() if params is _KEEP else ("params",))) if k not in shape]
             object.__setattr__(new, "_shape", (*shape, *dict.fromkeys(added)))
         return new
 
