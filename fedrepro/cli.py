@@ -161,7 +161,7 @@ def check_record_path(args) -> None:
 def cmd_run(args) -> int:
     from fedrepro.algorithms import make_algorithm
     from fedrepro.data.fetch import sha256_file
-    from fedrepro.problems.protocols import check_pairing
+    from fedrepro.algorithms.pairing import check_pairing
     from fedrepro.sim.replay import ReplayError, load_replay, write_selections
     from fedrepro.experiments.results import provenance, write_parquet
     from fedrepro.experiments.runner import build_run, complete_run, progress_printer

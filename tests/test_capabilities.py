@@ -12,7 +12,8 @@ from fedrepro.algorithms import algorithm_class, make_algorithm
 from fedrepro.core.params import ConfigError
 from fedrepro.experiments.expansion import expand
 from fedrepro.problems import problem_class, problem_names
-from fedrepro.problems.protocols import missing, provides
+from fedrepro.algorithms.pairing import missing
+from fedrepro.problems.protocols import provides
 from fedrepro.sim import capabilities as cap
 from fedrepro.sim.aggregation import build_aggregator
 from fedrepro.sim.async_loop import simulate_async

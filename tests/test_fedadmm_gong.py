@@ -21,7 +21,7 @@ from fedrepro.core.sampling import UniformSampler
 from fedrepro.nn import ModelSpec, build_model, mlp
 from fedrepro.problems import problem_class
 from fedrepro.problems.neural import NeuralProblem
-from fedrepro.problems.protocols import check_pairing
+from fedrepro.algorithms.pairing import check_pairing
 from fedrepro.sim.loop import simulate
 from tests.toys import NumpySGD, Quadratic
 

@@ -16,7 +16,8 @@ from fedrepro.data.dataset import Dataset
 from fedrepro.nn import ModelSpec, build_model, mlp
 from fedrepro.problems import build_problem, problem_class
 from fedrepro.problems.neural import NeuralProblem, build_neural, steps_per_epoch
-from fedrepro.problems.protocols import EPOCHS, STOCHASTIC, check_pairing, provides
+from fedrepro.algorithms.pairing import check_pairing
+from fedrepro.problems.protocols import EPOCHS, STOCHASTIC, provides
 from fedrepro.sim.loop import simulate
 
 DROP = ModelSpec((12,), mlp((16,), 4, (0.1, 0.2)), "torch", "logits_ce")

@@ -16,8 +16,9 @@ from fedrepro.core.params import ConfigError
 from fedrepro.experiments.expansion import all_cells, expand
 from fedrepro.problems import build_problem, problem_class, problem_names
 from fedrepro.problems.base import FederatedProblem
+from fedrepro.algorithms.pairing import check_pairing, missing
 from fedrepro.problems.protocols import (CAPABILITIES, LIPSCHITZ, LOSS_KIND, STEP_CONSTANT, STOCHASTIC, Capability,
-                                         capabilities_of, check_pairing, missing, provides)
+                                         capabilities_of, provides)
 from fedrepro.sim.async_loop import simulate_async
 from fedrepro.sim.delays import DelayModel
 from fedrepro.sim.loop import simulate

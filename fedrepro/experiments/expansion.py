@@ -38,7 +38,7 @@ cells' ``setting`` column; the grid is expanded within every setting. The result
 
 Every cell is checked when it is expanded: its algorithm and parameters must construct, its
 problem must be registered, and the problem's class must provide what the algorithm needs
-(:func:`fedrepro.problems.protocols.check_pairing`), so a bad pairing stops the workflow at
+(:func:`fedrepro.algorithms.pairing.check_pairing`), so a bad pairing stops the workflow at
 parse time, before any job starts.
 """
 from __future__ import annotations
@@ -187,7 +187,7 @@ def check_cell(cell: dict, _seen: dict | None = None) -> None:
     loading data)."""
     from fedrepro.algorithms import make_algorithm
     from fedrepro.problems import problem_class, problem_workers, validate_problem_spec
-    from fedrepro.problems.protocols import check_pairing
+    from fedrepro.algorithms.pairing import check_pairing
     from fedrepro.sim.channel import build_channel
     from fedrepro.sim.stopping import validate_stop_spec
 

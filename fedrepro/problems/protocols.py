@@ -38,7 +38,8 @@ data, prepared by the problem's builder from the attack's ``problem_options``; w
 
 An algorithm lists what it needs in its class attribute ``requires`` (a tuple of capabilities;
 default empty); an algorithm whose needs depend on its parameters extends
-:meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`check_pairing` rejects an
+:meth:`~fedrepro.algorithms.base.Algorithm.requirements`. :func:`fedrepro.algorithms.pairing.check_pairing`
+(in the algorithms' layer: it asks the algorithm, this module only answers for problems) rejects an
 unsuitable algorithm x problem pairing with a message naming both, the missing capability and
 a registered problem that has it. It runs at the start of :func:`fedrepro.sim.driver.drive`
 (before anything touches the problem) and, from the problem builder's declared return class,
@@ -116,20 +117,6 @@ def capabilities_of(problem) -> tuple:
     return tuple(c for c in CAPABILITIES if provides(problem, c))
 
 
-def requirements_of(algorithm) -> tuple:
-    """What ``algorithm`` (an instance, or a class: its unconditional ``requires``) needs."""
-    if isinstance(algorithm, type):
-        return tuple(getattr(algorithm, "requires", ()))
-    if hasattr(algorithm, "requirements"):
-        return tuple(algorithm.requirements())
-    return tuple(getattr(algorithm, "requires", ()))
-
-
-def missing(algorithm, problem) -> tuple:
-    """The capabilities ``algorithm`` needs and ``problem`` does not provide (empty: they pair)."""
-    return tuple(c for c in requirements_of(algorithm) if not provides(problem, c))
-
-
 def problems_providing(capabilities) -> list:
     """Registered problem names whose (declared) class provides every one of ``capabilities``."""
     from fedrepro.problems import problem_class, problem_names
@@ -142,27 +129,6 @@ def problems_providing(capabilities) -> list:
     return out
 
 
-def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
-    """Raise ValueError when ``algorithm`` cannot run on ``problem`` (instance or class), naming the
-    algorithm, the problem, the missing capabilities and a problem that provides them."""
-    lacking = missing(algorithm, problem)
-    if not lacking:
-        return
-    alg_name = getattr(algorithm, "name", type(algorithm).__name__)
-    cls = problem if isinstance(problem, type) else type(problem)
-    pname = problem_name or getattr(problem, "name", None) or cls.__name__
-    label = pname if pname == cls.__name__ else f"{pname} ({cls.__name__})"
-    parts = [str(c) for c in lacking]
-    need = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    them = "it" if len(lacking) == 1 else "them"
-    alternatives = problems_providing(requirements_of(algorithm))
-    members = [m for c in lacking for m in c.members]
-    fix = f"use a problem that provides {them}, e.g. {', '.join(alternatives)}; or " if alternatives else ""
-    fix += f"implement {', '.join(members)} on {cls.__name__}"
-    raise ValueError(f"algorithm {alg_name!r} cannot run on problem {pname!r}: it needs {need}, "
-                     f"which {label} does not provide; {fix}")
-
-
 __all__ = ["Capability", "CAPABILITIES", "LIPSCHITZ", "STOCHASTIC", "BYZANTINE", "CONSENSUS", "STEP_CONSTANT",
            "LOSS_KIND", "RELABEL", "BACKDOOR", "EPOCHS", "MINIBATCH_LOSS", "MINIBATCH", "provides", "capabilities_of",
-           "requirements_of", "missing", "problems_providing", "check_pairing"]
+           "problems_providing"]

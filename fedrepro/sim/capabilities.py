@@ -42,7 +42,8 @@ def attack_problems(algorithm: str, attack: str) -> list[str]:
     (its ``problem_requires``: rewritable training labels for ``label_flip``, the added worker's data for
     ``backdoor``)."""
     from fedrepro.problems import problem_class, problem_names
-    from fedrepro.problems.protocols import missing, provides
+    from fedrepro.algorithms.pairing import missing
+    from fedrepro.problems.protocols import provides
 
     cls = algorithm_class(algorithm)
     needs = ATTACKS[attack].problem_requires

@@ -56,7 +56,7 @@ from fedrepro.core.params import POSITIVE, POSITIVE_INT, validate_params
 from fedrepro.core.sampling import UniformSampler
 from fedrepro.core.store import resolve_store
 from fedrepro.problems.base import FederatedProblem
-from fedrepro.problems.protocols import check_pairing
+from fedrepro.algorithms.pairing import check_pairing
 from fedrepro.sim.channel import Channel
 from fedrepro.sim.delays import sync_round_duration
 from fedrepro.sim.result import RunResult, record_evaluation
