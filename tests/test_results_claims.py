@@ -156,6 +156,35 @@ def test_verdicts_are_kept_under_the_papers_false_discovery_control():
     assert (t["verdict"] == "holds").all()
 
 
+def test_a_statement_the_false_discovery_control_holds_back_names_the_replicates_that_would_keep_it():
+    """Held back by Benjamini-Hochberg, a statement is not unbounded: more replicates lower its p-value.
+    Its replicates_needed are those that reach q / m (kept whatever the others' p-values), so the verify
+    plan adds them; the values decided at that count stand under the control."""
+    from fedrepro.claims.plan import plan
+
+    df = small_run()
+    six = Replicates([-1.0, -0.8, -1.2, -0.9, -1.1, -1.0])    # holds at its own level, p = 2 / 64
+    open_ = Replicates([-1.0, 1.0, -0.5, 0.5, -0.2, 0.3])
+    claims = [_claim(id="c0")] + [_claim(id=f"o{i}", check="open") for i in range(4)]
+    checks = {"d": lambda f, s: six, "open": lambda f, s: open_}
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    row = t.loc["c0"]
+    assert row["verdict"] == "undecided" and row["replicates"] == 6
+    need = int(row["replicates_needed"])
+    # the sign test reaches 0.05 / 5 = 0.01 at 8 replicates all on one side (2 / 256), not at 7 (2 / 128)
+    assert need == 8 and f"about {need} replicates" in row["why"] and "q / 5" in row["why"]
+    # the plan adds the seeds (it took such a statement for unbounded before)
+    p = plan({"p": t.reset_index()}, {"p": {"c0": ("e",)}}, {"p": {"e": (6, 10.0)}}, budget_cpu_s=1e6)
+    assert p.seeds == {("p", "e"): 8}
+    # at that count, the same spread: it stands under the control
+    eight = Replicates([-1.0, -0.8, -1.2, -0.9, -1.1, -1.0, -0.95, -1.05])
+    checks["d"] = lambda f, s: eight
+    t = evaluate(claims, checks, {"e": df}, {"e": summarize(df)}, "p").set_index("claim")
+    assert t.loc["c0", "verdict"] == "holds"
+    # the open statements keep what they had: no need from the control
+    assert (t.loc[[f"o{i}" for i in range(4)], "verdict"] == "undecided").all()
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"noise": 0.2}, "unknown key"),
     ({"noise_abs": 1.0}, "unknown key"),

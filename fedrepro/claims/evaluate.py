@@ -215,7 +215,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
     files are absent makes a claim incomplete."""
     from fedrepro.claims.completeness import missing_for_claim
     skipped = skipped or {}
-    rows, family = [], {}
+    rows, family, redo = [], {}, {}
     for claim in claims:
         needed = claim.get("experiments") or []
         missing_data = sorted({d for e in needed for d in skipped.get(e, [])})
@@ -282,18 +282,25 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         rows.append(_row(paper, claim, shown, state, why, decision))
         if not (testable_at and scale is not None and scale not in testable_at) and decision.components:
             family.setdefault(claim.get("kind"), []).append(len(rows) - 1)
-    _control_false_discoveries(rows, family, alpha)
+            redo[len(rows) - 1] = (value, claim.get("paper_value"), compare, tolerance)
+    _control_false_discoveries(rows, family, alpha, redo)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 FDR_Q = 0.05
 
 
-def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q) -> None:
+def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q, redo: dict | None = None) -> None:
     """A paper's statements (and, apart, its twins) decided at their own 95% level keep their verdict only
     under Benjamini-Hochberg at false discovery rate :data:`FDR_Q` over the statements the build tested
-    (decided or undecided; docs/verdicts.md). Checks of our code are identities, not tested here."""
-    from fedrepro.claims.verdicts import fdr_control
+    (decided or undecided; docs/verdicts.md). Checks of our code are identities, not tested here.
+
+    A statement the control leaves undecided names the replicates that would keep it: its check's value
+    (``redo``: row -> the arguments of :func:`~fedrepro.claims.verdicts.decide`) decided again at level
+    ``q / m`` (``m`` the statements tested), at or below which Benjamini-Hochberg keeps a verdict whatever
+    the others' p-values; the replicates that would reach that level are its ``replicates_needed``, so
+    the verify plan can add them (fedrepro.claims.plan)."""
+    from fedrepro.claims.verdicts import decide, fdr_control
 
     for kind in ("paper", "twin"):
         idx = family.get(kind, [])
@@ -304,10 +311,17 @@ def _control_false_discoveries(rows: list[dict], family: dict, q: float = FDR_Q)
         for i, p, ok in zip(idx, ps, kept):
             if rows[i]["verdict"] in (HOLDS, FAILS) and not ok:
                 r = rows[i]
+                need = None
+                if redo and i in redo:
+                    again = decide(*redo[i], alpha=q / len(idx))
+                    need = again.needed if again.verdict == UNDECIDED else None
+                kept_at = (f"; about {need} replicates at the measured spread would reach p <= {q / len(idx):.2g} "
+                           f"(q / {len(idx)}), which the control keeps" if need else "")
                 r["why"] = (f"{r['verdict']} at its own 95% level (p = {p:.3g}) but not under the false discovery "
                             f"control over this paper's {len(idx)} tested {'statements' if kind == 'paper' else 'twins'} "
-                            f"(Benjamini-Hochberg, q = {q:g})" + (f"; {r['why']}" if r["why"] else ""))
+                            f"(Benjamini-Hochberg, q = {q:g}){kept_at}" + (f"; {r['why']}" if r["why"] else ""))
                 r["verdict"] = UNDECIDED
+                r["replicates_needed"] = need or 0
 
 
 def to_markdown(table: pd.DataFrame, title: str, alone: dict | None = None) -> str:
