@@ -136,7 +136,7 @@ def test_expected_cells_are_the_workflows_cells_with_overrides():
     assert ours.ids == [c["cell"] for c in theirs] and ours.timing_repeats is None
     plain = expected_cells("fedepm", "variants", "quick", {**config, "paper_overrides": {}}, ROOT)
     assert len(ours.cells) < len(plain.cells)                  # the override's seeds are the build's
-    assert expected_cells("fedepm", "table1", "verify", config, ROOT).timing_repeats == 1    # 7 trials, each timed once
+    assert expected_cells("fedepm", "table1", "verify", config, ROOT).timing_repeats == 2    # 7 trials x 2
     with pytest.raises(ValueError, match="not defined"):
         expected_cells("fedepm", "nope", "quick", config, ROOT)
 
