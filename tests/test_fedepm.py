@@ -649,3 +649,22 @@ def test_fig4_fig5_claims_can_fail():
     # FedEPM's SNR above SFedProx's at epsilon = 0.5
     snr_high = lambda a, v, i: snr(a, v, i) + (0.5 if (a, v) == ("fedepm", 0.5) else 0)  # noqa: E731
     assert _judge("fig5_fedepm_smallest_snr", _per_setting("fig5", "epsilon", eps, const, snr_high))[0] == "fails"
+
+
+def test_the_timing_passes_have_the_repetitions_the_readings_take():
+    """fedepm's CPU-time readings take a timing pass of at least 2 repetitions (claims.py ``_timing``); every
+    experiment with a timing pass at some scale has that many there (at 1, the verify build of 1579bfb left
+    its CPU-time statements not testable)."""
+    import yaml
+
+    from fedrepro.experiments.build_plan import timing_repeats
+
+    blocks = yaml.safe_load((Path(__file__).parents[1] / "fedrepro/papers/fedepm/experiments.yaml").read_text())
+    seen = 0
+    for name, block in blocks["experiments"].items():
+        for scale in ("quick", "verify", "paper"):
+            r = timing_repeats(block, scale)
+            if r is not None:
+                seen += 1
+                assert r >= 2, f"fedepm {name} at {scale}: timing_repeats {r}, its readings take >= 2"
+    assert seen >= 6
