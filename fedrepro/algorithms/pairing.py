@@ -44,5 +44,4 @@ def check_pairing(algorithm, problem, problem_name: str | None = None) -> None:
                      f"which {label} does not provide; {fix}")
 
 
-
 __all__ = ["requirements_of", "missing", "check_pairing"]
