@@ -7,7 +7,7 @@
 #           the second look's level; a claim decided at look 1 keeps its verdict.
 # Resumable: run it again after an interruption; each step redoes only what is missing.
 #   bash scripts/verify.sh                 # 2 parallel jobs; extra arguments go to both snakemake calls
-#   VERIFY_BUDGET_CPU_S=11000 bash scripts/verify.sh   # another budget than config.yaml's verify.budget_cpu_s
+#   VERIFY_BUDGET_CPU_S=12000 bash scripts/verify.sh   # another budget than config.yaml's verify.budget_cpu_s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -18,7 +18,7 @@ import yaml
 v = (yaml.safe_load(open("config.yaml")) or {}).get("verify") or {}
 a = v.get("alpha_per_look", [0.025, 0.025])
 import os
-print(os.environ.get("VERIFY_BUDGET_CPU_S") or v.get("budget_cpu_s", 11000), a[0], a[1], v.get("max_factor", 4))
+print(os.environ.get("VERIFY_BUDGET_CPU_S") or v.get("budget_cpu_s", 10000), a[0], a[1], v.get("max_factor", 4))
 PY
 )
 look() {   # look N: the config overlay of this look

@@ -73,3 +73,74 @@ def test_runs_of_an_earlier_job_are_found_by_cell_id(tmp_path):
     assert set(found) == {"c1", "c2"} and found["c1"].name == "b1.parquet"
     assert computed_cells(tmp_path / "absent") == {}
     assert set(computed_cells(folder)) == {"c1", "c2", "c3"}
+
+
+def _gong_verify(look: int, leave_out=("table3", "scaling")) -> dict:
+    return {"scale": "verify", "seed": 20260101, "papers": ["fedadmm_gong"], "experiments": None,
+            "verify": {"look": look, "leave_out": {"fedadmm_gong": list(leave_out)}}}
+
+
+def test_the_verify_build_leaves_out_what_config_names_and_says_so_in_claims_and_skipped_md():
+    """verify.leave_out: in the verify build's looks (scale verify, look 1 or 2) the named experiments have no
+    cells, their claims are undecided saying why (never decided on nothing), the figures that need them are
+    listed as not built in results/skipped.md; a plain scale=verify build (look 0) and another scale run them."""
+    from fedrepro.claims.completeness import expected_for_paper
+    from fedrepro.claims.evaluate import evaluate
+    from fedrepro.data.plan import DataPlan
+    from fedrepro.experiments.expansion import all_cells
+    from fedrepro.experiments.report_markdown import skipped_markdown
+    from fedrepro.papers.registry import paper_outputs
+
+    look1 = all_cells(_gong_verify(1))
+    assert ("fedadmm_gong", "table3") not in look1 and ("fedadmm_gong", "scaling") not in look1
+    assert ("fedadmm_gong", "fig6_constant") in look1 and ("fedadmm_gong", "table3_fedsgd") in look1
+    assert ("fedadmm_gong", "table3") in all_cells(_gong_verify(0))          # a plain verify-scale build
+    assert ("fedadmm_gong", "table3") in all_cells({**_gong_verify(1), "scale": "quick"})
+    assert ("fedadmm_gong", "table3") in all_cells(_gong_verify(2, ())), "nothing named, nothing left out"
+
+    expected = expected_for_paper("fedadmm_gong", ["table3", "fig6_constant"], "verify", _gong_verify(2))
+    assert expected["table3"].left_out and not expected["table3"].runs_here and expected["fig6_constant"].runs_here
+    claim = {"id": "c", "kind": "paper", "experiments": ["table3"], "check": "lower", "compare": "gt", "paper_value": 0}
+    calls = []
+    row = evaluate([claim], {"lower": lambda *a, **k: calls.append(a) or 1.0}, {}, {}, "fedadmm_gong",
+                   scale="verify", expected=expected).iloc[0]
+    assert row["verdict"] == "undecided" and not calls
+    assert "experiment table3 is left out of this verify build (config verify.leave_out)" in row["why"]
+
+    outputs = paper_outputs(_gong_verify(1), look1, {})
+    info = outputs["fedadmm_gong"]
+    assert {"fig3", "fig4", "fig5", "table3"} <= set(info["not_built"]) and "fig6" in info["figures"]
+    assert "figures/fedadmm_gong/fig3.pdf" not in info["targets"]
+    assert "experiment scaling is left out of the verify build" in info["not_built"]["fig3"]
+    text = skipped_markdown({}, outputs, DataPlan({"data": {"download": False}}))
+    assert "| fedadmm_gong/table3 | experiment table3 is left out of the verify build (config verify.leave_out) |" in text
+    assert not paper_outputs(_gong_verify(0), all_cells(_gong_verify(0)), {})["fedadmm_gong"]["not_built"]
+
+
+def test_a_leave_out_that_names_no_experiment_or_paper_is_refused_before_any_job():
+    from fedrepro.core.params import ConfigError
+    from fedrepro.experiments.expansion import load_experiments
+
+    with pytest.raises(ConfigError, match=r"verify.leave_out.fedadmm_gong: \['tabel3'\] are not experiments"):
+        load_experiments(_gong_verify(1, ["tabel3"]))
+    with pytest.raises(ConfigError, match=r"verify.leave_out: \['gong'\] are not paper keys"):
+        load_experiments({**_gong_verify(1), "verify": {"look": 1, "leave_out": {"gong": ["table3"]}}})
+
+
+def test_config_yaml_leaves_out_only_experiments_whose_verify_seeds_decide_nothing():
+    """The shipped leave_out (config.yaml) names experiments that the verify scale runs at fewer than the 7 seeds
+    with which a look at 0.025 decides anything (docs/verdicts.md); a claim they feed keeps its own target."""
+    import yaml
+
+    from fedrepro.experiments.config import resolve_scale
+    from fedrepro.experiments.expansion import load_experiments
+    from fedrepro.papers.alone import claim_build
+
+    config = yaml.safe_load(open("config.yaml"))
+    left = config["verify"]["leave_out"]
+    blocks = load_experiments({**config, "scale": "verify", "verify": {**config["verify"], "look": 1}})
+    for paper, exps in left.items():
+        for e in exps:
+            assert resolve_scale(blocks[paper][e], "verify").get("seeds", 1) < 7, (paper, e)
+    build = claim_build("fedadmm_gong", "q2_reduction_grows_with_m")       # reads scaling, left out above
+    assert build.cells and build.scale == "verify"

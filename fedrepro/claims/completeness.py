@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from fedrepro.experiments.build_plan import timing_repeats
-from fedrepro.experiments.expansion import expand, load_experiments, runs_at
+from fedrepro.experiments.expansion import expand, load_experiments, runs_at, verify_leave_out
 from fedrepro.experiments.spec import as_spec
 
 #: how many missing cells a ``why`` names before "..."
@@ -36,6 +36,7 @@ class ExpectedCells:
     timing_repeats: int | None = None
     runs_here: bool = True       # False: the experiment's run_at leaves this scale out (no cells expected)
     run_at: tuple = ()
+    left_out: bool = False       # True: the verify build leaves it out (config verify.leave_out)
 
     @property
     def ids(self) -> list[str]:
@@ -100,11 +101,15 @@ def expected_for_paper(paper: str, experiments, scale: str, config: dict,
     """:func:`expected_cells` for several experiments of one paper (the paper's fragment read once)."""
     blocks = load_experiments({**config, "papers": [paper], "experiments": None}, root or ".").get(paper, {})
     seed = int(config.get("seed", 0))
+    left = set(verify_leave_out({**config, "scale": scale}).get(paper) or ())
     out = {}
     for e in experiments:
         if e not in blocks:
             raise ValueError(f"experiment {paper}/{e} is not defined in fedrepro/papers/{paper}/experiments.yaml; "
                              f"defined: {sorted(blocks)}")
+        if e in left:           # the verify build leaves it out (config verify.leave_out)
+            out[e] = ExpectedCells(e, runs_here=False, left_out=True)
+            continue
         if not runs_at(blocks[e], scale):
             out[e] = ExpectedCells(e, runs_here=False, run_at=tuple(blocks[e]["run_at"]))
             continue

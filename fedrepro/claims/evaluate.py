@@ -229,8 +229,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
                      and not getattr(expected[e], "runs_here", True)]
         if elsewhere:       # an experiment whose run_at leaves this scale out: nothing to decide on here
             rows.append(_row(paper, claim, why=(
-                "not decided at this scale: " + "; ".join(
-                    f"experiment {x.experiment} runs at scale {' and '.join(x.run_at)} only (run_at)" for x in elsewhere))))
+                "not decided at this scale: " + "; ".join(_elsewhere(x) for x in elsewhere))))
             continue
         if expected is not None:
             lacking = missing_for_claim(needed, expected, frames, summaries)
@@ -285,6 +284,14 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
             redo[len(rows) - 1] = (value, claim.get("paper_value"), compare, tolerance)
     _control_false_discoveries(rows, family, alpha, redo)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _elsewhere(x) -> str:
+    """Why an experiment has no cells here: the verify build leaves it out, or its ``run_at``."""
+    if getattr(x, "left_out", False):
+        return (f"experiment {x.experiment} is left out of this verify build (config verify.leave_out); the claim's "
+                f"own target runs it (claims.md: its command and bill)")
+    return f"experiment {x.experiment} runs at scale {' and '.join(x.run_at)} only (run_at)"
 
 
 FDR_Q = 0.05

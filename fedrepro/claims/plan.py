@@ -11,7 +11,7 @@ nothing. The plan is a config fragment (``paper_overrides``) for the second pass
 The cost of a seed is measured, not modelled: the CPU seconds of look 1's runs of the experiment
 (``run_cpu_time`` of its summaries, and of its timing pass when it has one) divided by its seeds.
 
-    python -m fedrepro.claims.plan --results results --budget-cpu-s 11000 --out results/verify/plan.yaml
+    python -m fedrepro.claims.plan --results results --budget-cpu-s 10000 --out results/verify/plan.yaml
 
 (``--budget-cpu-s``: both looks' runs; look 1's measured CPU is subtracted.)
 

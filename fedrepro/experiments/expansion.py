@@ -55,7 +55,7 @@ from fedrepro.experiments.spec import TIMING_KEYS, RunSpec, cell_id, id_params
 from fedrepro.experiments.yamlio import PAPERS, USER_PAPER, deep_merge, load_paper_fragment
 
 __all__ = ["RUN_KEYS", "TIMING_KEYS", "SPEC_PREFIXES", "SCALES", "column_name", "cell_id", "id_params",
-           "resolve_scale", "runs_at", "check_timing", "check_cell", "expand", "reference_cell",
+           "resolve_scale", "runs_at", "runs_in_build", "verify_leave_out", "check_timing", "check_cell", "expand", "reference_cell",
            "load_experiments", "apply_override", "all_cells"]
 
 RUN_KEYS = tuple(RUN_DEFAULTS)           # run settings a grid may sweep
@@ -76,8 +76,25 @@ def runs_at(block: dict, scale: str) -> bool:
     """Whether the experiment runs at ``scale``: its ``run_at`` (a list of scales) names it, or it has none.
     An experiment that cannot decide anything at a scale (a sweep whose claims need more seeds than the
     scale has) says ``run_at: [verify, paper]``; at the other scales it has no cells, its claims are
-    ``undecided`` with the reason (:func:`fedrepro.claims.evaluate.evaluate`) and nothing is computed."""
+    ``undecided`` with the reason (:func:`fedrepro.claims.evaluate.evaluate`) and nothing is computed.
+    :func:`runs_in_build` also asks the verify build's ``verify.leave_out``."""
     return scale in (block.get("run_at") or (scale,))
+
+
+def runs_in_build(paper: str, exp_id: str, block: dict, config: dict) -> bool:
+    """Whether the experiment has cells in the build of ``config``: it runs at the build's scale
+    (:func:`runs_at`) and the verify build does not leave it out (:func:`verify_leave_out`)."""
+    return runs_at(block, config.get("scale", "quick")) and exp_id not in (verify_leave_out(config).get(paper) or ())
+
+
+def verify_leave_out(config: dict) -> dict:
+    """``{paper: [experiment, ...]}`` the verify build leaves out (config ``verify.leave_out``), in its
+    looks only (``scale: verify`` with ``verify.look`` 1 or 2, set by scripts/verify.sh): a plain
+    ``--config scale=verify`` build and a claim's own target run every experiment."""
+    v = config.get("verify") or {}
+    if config.get("scale") != "verify" or not int(v.get("look", 0) or 0):
+        return {}
+    return v.get("leave_out") or {}
 
 
 def _listify(v):
@@ -397,10 +414,18 @@ def load_experiments(config: dict, root: str | Path = ".") -> dict:
     unknown = sorted(set(all_overrides) - set(PAPERS))
     if unknown:
         raise ConfigError(f"paper_overrides: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
+    leave_out = (config.get("verify") or {}).get("leave_out") or {}
+    unknown = sorted(set(leave_out) - set(PAPERS))
+    if unknown:
+        raise ConfigError(f"verify.leave_out: {unknown} are not paper keys; allowed: {', '.join(PAPERS)}")
     for paper in config.get("papers", []):
         if paper not in PAPERS:
             raise ConfigError(f"papers: {paper!r} is not a known paper key; allowed: {', '.join(PAPERS)}")
         out[paper] = _overridden(paper, all_overrides.get(paper) or {}, root)
+        absent = sorted(set(leave_out.get(paper) or []) - set(out[paper]))
+        if absent:
+            raise ConfigError(f"verify.leave_out.{paper}: {absent} are not experiments of {paper}; it has "
+                              f"{sorted(out[paper])}")
     for paper in sorted(set(all_overrides) - set(config.get("papers", []))):
         # a paper that is not built: its overrides are still checked, so that enabling it later cannot fail
         for exp_id, block in _overridden(paper, all_overrides[paper] or {}, root).items():
@@ -472,7 +497,7 @@ def all_cells(config: dict, root: str | Path = ".") -> dict:
     result = {}
     for paper, exps in load_experiments(config, root).items():
         for exp_id, block in exps.items():
-            if not runs_at(block, scale):
+            if not runs_in_build(paper, exp_id, block, config):
                 continue
             cells = expand(paper, exp_id, block, scale, seed)
             for c in cells:

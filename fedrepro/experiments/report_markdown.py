@@ -6,8 +6,14 @@ from fedrepro.data.plan import DataPlan
 
 def skipped_markdown(skipped: dict, outputs: dict, data: DataPlan) -> str:
     lines = ["# Skipped outputs", ""]
+    idle = sorted((p, f, why) for p, info in outputs.items() for f, why in info.get("not_built", {}).items())
+    if idle:        # an experiment without cells in this build (run_at, or the verify build's leave_out)
+        lines += ["Not built in this build: an experiment they need does not run here.", "",
+                  "| figure/table | why |", "|---|---|"]
+        lines += [f"| {p}/{f} | {why} |" for p, f, why in idle] + [""]
     if not skipped:
-        return "\n".join(lines + ["Nothing was skipped: every dataset was in the cache or the mirror, or downloaded.", ""])
+        return "\n".join(lines + ["Nothing was skipped for missing data: every dataset was in the cache or the "
+                                  "mirror, or downloaded.", ""])
     lines += ["These experiments, and the figures/tables/claims that need them, were skipped because a dataset "
               "is neither in the cache nor in the mirror (`FEDREPRO_DATA_MIRROR`), and downloads are off. "
               "Run with `--config data='{download: true}'` to download them, or `--config strict=true` "

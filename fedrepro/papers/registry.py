@@ -59,7 +59,11 @@ def figure_spec(paper: str, fig: str):
 
 def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | Path = ".") -> dict:
     """Per paper: the files ``snakemake <paper>`` builds, the figures skipped for missing
-    data, and the experiments the claims need."""
+    data, the figures not built because an experiment they need does not run in this build
+    (``not_built``: its ``run_at`` leaves this scale out, or the verify build leaves it out), and the
+    experiments the claims need."""
+    from fedrepro.experiments.expansion import load_experiments, verify_leave_out
+
     out = {}
     experiments = {}
     for (paper, exp) in cells_by_exp:
@@ -69,19 +73,30 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         targets = [f"results/{paper}/{e}{s}" for e in ok for s in (".parquet", ".summary.parquet")]
         if ok:        # per-client label counts of the partitions, and their figures (rule partitions)
             targets += [f"results/{paper}/partitions.parquet", f"figures/{paper}/partitions"]
-        info = {"figures": {}, "tables": {}, "skipped_figures": {}, "claim_experiments": []}
+        info = {"figures": {}, "tables": {}, "skipped_figures": {}, "not_built": {}, "claim_experiments": []}
+        # experiments defined but without cells in this build: {experiment: why}
+        blocks = load_experiments({**config, "papers": [paper], "experiments": None}, root).get(paper, {}) \
+            if paper != "custom" else {}
+        left = verify_leave_out(config).get(paper) or ()
+        idle = {e: ("is left out of the verify build (config verify.leave_out)" if e in left else
+                    f"runs at scale {' and '.join(b.get('run_at') or ())} only (run_at)")
+                for e, b in blocks.items() if e not in exps}
         if paper == "custom":
             targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]
         module = figure_module(paper) if paper != "custom" else None
         for kind, attr, suffixes in (("figure", "FIGURES", (".pdf", ".png")), ("table", "TABLES", (".md", ".csv", ".tex", ".html"))):
             for fig, spec in (getattr(module, attr, {}) if module else {}).items():
                 missing = sorted({d for e in spec.experiments for d in skipped.get((paper, e), [])})
-                unknown = [e for e in (*spec.experiments, *spec.optional) if e not in exps]
+                unknown = [e for e in (*spec.experiments, *spec.optional) if e not in exps and e not in idle]
                 if unknown:
                     raise ConfigError(f"{paper} {kind} {fig} needs experiment(s) {unknown} that "
                                       f"fedrepro/papers/{paper}/experiments.yaml does not define")
                 if missing:
                     info["skipped_figures"][fig] = missing
+                    continue
+                absent = [e for e in spec.experiments if e in idle]
+                if absent:
+                    info["not_built"][fig] = "; ".join(f"experiment {e} {idle[e]}" for e in absent)
                     continue
                 info["figures" if kind == "figure" else "tables"][fig] = spec
                 targets += [f"figures/{paper}/{fig}{s}" for s in suffixes]
@@ -95,10 +110,12 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
     return out
 
 
-def figure_experiments(paper: str, fig: str, skipped: dict) -> list[str]:
-    """The experiments a figure or table reads: its required ones and its optional ones not skipped."""
+def figure_experiments(paper: str, fig: str, skipped: dict, cells_by_exp: dict | None = None) -> list[str]:
+    """The experiments a figure or table reads: its required ones and its optional ones not skipped (and,
+    given the build's ``cells_by_exp``, run in this build)."""
     spec = figure_spec(paper, fig)
-    return [*spec.experiments, *(e for e in spec.optional if (paper, e) not in skipped)]
+    return [*spec.experiments, *(e for e in spec.optional if (paper, e) not in skipped
+                                 and (cells_by_exp is None or (paper, e) in cells_by_exp))]
 
 
 def id_pattern(outputs: dict, kind: str) -> str:

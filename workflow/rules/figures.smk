@@ -3,7 +3,7 @@
 
 
 def figure_inputs(wc):
-    return [f"results/{wc.paper}/{e}{suffix}" for e in papers.figure_experiments(wc.paper, wc.fig, SKIPPED)
+    return [f"results/{wc.paper}/{e}{suffix}" for e in papers.figure_experiments(wc.paper, wc.fig, SKIPPED, CELLS)
             for suffix in (".parquet", ".summary.parquet")]
 
 
@@ -18,7 +18,7 @@ rule figure:
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
-        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED),
+        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED, CELLS),
     wildcard_constraints:
         paper="|".join(papers.PAPERS),
         fig=papers.id_pattern(OUTPUTS, "figure"),
@@ -39,7 +39,7 @@ rule table:
     log:
         "logs/figures/{paper}/{fig}.log",
     params:
-        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED),
+        experiments=lambda wc: papers.figure_experiments(wc.paper, wc.fig, SKIPPED, CELLS),
     wildcard_constraints:
         paper="|".join(papers.PAPERS),
         fig=papers.id_pattern(OUTPUTS, "table"),
