@@ -106,6 +106,10 @@ def test_the_verify_build_leaves_out_what_config_names_and_says_so_in_claims_and
                    scale="verify", expected=expected).iloc[0]
     assert row["verdict"] == "undecided" and not calls
     assert "experiment table3 is left out of this verify build (config verify.leave_out)" in row["why"]
+    paper_scale = {**claim, "testable_at": ["paper"], "untestable_reason": "CNN round counts (scale paper)"}
+    row = evaluate([paper_scale], {"lower": lambda *a, **k: 1.0}, {}, {}, "fedadmm_gong", scale="verify",
+                   expected=expected).iloc[0]
+    assert row["why"].startswith("CNN round counts (scale paper); not decided at this scale: experiment table3 is left")
 
     outputs = paper_outputs(_gong_verify(1), look1, {})
     info = outputs["fedadmm_gong"]

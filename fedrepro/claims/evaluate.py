@@ -228,8 +228,12 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
         elsewhere = [expected[e] for e in needed if expected is not None and e in expected
                      and not getattr(expected[e], "runs_here", True)]
         if elsewhere:       # an experiment whose run_at leaves this scale out: nothing to decide on here
-            rows.append(_row(paper, claim, why=(
-                "not decided at this scale: " + "; ".join(_elsewhere(x) for x in elsewhere))))
+            why = "not decided at this scale: " + "; ".join(_elsewhere(x) for x in elsewhere)
+            testable_at = claim.get("testable_at")
+            if any(getattr(x, "left_out", False) for x in elsewhere) and testable_at and scale is not None and scale not in testable_at:
+                # left out of the verify build, and decided only at another scale anyway: that reason first
+                why = (claim.get("untestable_reason") or f"decided at scale {' or '.join(testable_at)}") + f"; {why}"
+            rows.append(_row(paper, claim, why=why))
             continue
         if expected is not None:
             lacking = missing_for_claim(needed, expected, frames, summaries)
