@@ -105,7 +105,7 @@ def test_the_verify_build_leaves_out_what_config_names_and_says_so_in_claims_and
     row = evaluate([claim], {"lower": lambda *a, **k: calls.append(a) or 1.0}, {}, {}, "fedadmm_gong",
                    scale="verify", expected=expected).iloc[0]
     assert row["verdict"] == "undecided" and not calls
-    assert "experiment table3 is left out of this verify build (config verify.leave_out)" in row["why"]
+    assert "experiment table3 is left out of the verify build (config verify.leave_out)" in row["why"]
     paper_scale = {**claim, "testable_at": ["paper"], "untestable_reason": "CNN round counts (scale paper)"}
     row = evaluate([paper_scale], {"lower": lambda *a, **k: 1.0}, {}, {}, "fedadmm_gong", scale="verify",
                    expected=expected).iloc[0]
@@ -148,3 +148,21 @@ def test_config_yaml_leaves_out_experiments_whose_own_targets_can_decide():
             assert resolve_scale(blocks[paper][e], "verify").get("seeds", 1) >= 7, (paper, e)
     build = claim_build("fedadmm_gong", "q2_reduction_grows_with_m")       # reads scaling, left out above
     assert build.scale == "verify" and {c["instance"] for cs in build.cells.values() for c in cs} == set(range(7))
+
+
+def test_why_an_experiment_has_no_cells_is_one_text_for_figures_and_claims():
+    """One reason (expansion.why_not_in_build) for both the figures' ``not_built`` and the claims' ``why``:
+    None when the experiment runs; the leave-out only in a look of the verify build; else its run_at."""
+    from fedrepro.experiments.expansion import why_not_in_build
+    from fedrepro.claims.completeness import ExpectedCells
+    from fedrepro.claims.evaluate import _elsewhere
+
+    look = {"scale": "verify", "verify": {"look": 1, "leave_out": {"p": ["e"]}}}
+    assert why_not_in_build("p", "e", {}, {**look, "verify": {"look": 0, "leave_out": {"p": ["e"]}}}) is None
+    assert why_not_in_build("p", "e", {}, look) == "is left out of the verify build (config verify.leave_out)"
+    assert why_not_in_build("p", "f", {}, look) is None
+    assert why_not_in_build("p", "f", {"run_at": ["paper"]}, look) == "runs at scale paper only (run_at)"
+    assert _elsewhere(ExpectedCells("f", runs_here=False, run_at=("paper",))) == \
+        "experiment f " + why_not_in_build("p", "f", {"run_at": ["paper"]}, look)
+    assert _elsewhere(ExpectedCells("e", runs_here=False, left_out=True)).startswith(
+        "experiment e " + why_not_in_build("p", "e", {}, look) + "; the claim's own target runs it")

@@ -38,6 +38,7 @@ import pandas as pd
 
 from fedrepro.claims.entries import (Depends, NotTestable, Outcome, check_name, load_claims, revised_after_verdict,
                                      revision_summary)
+from fedrepro.experiments.expansion import why_no_cells
 from fedrepro.experiments.yamlio import paper_file, read_yaml
 from fedrepro.claims.verdicts import (ALPHA, at_level, COMPARES, DEPENDS, FAILS, HOLDS, INCOMPLETE, UNAVAILABLE, UNDECIDED, VERDICTS,
                                       Decision,
@@ -292,10 +293,9 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
 
 def _elsewhere(x) -> str:
     """Why an experiment has no cells here: the verify build leaves it out, or its ``run_at``."""
-    if getattr(x, "left_out", False):
-        return (f"experiment {x.experiment} is left out of this verify build (config verify.leave_out); the claim's "
-                f"own target runs it (claims.md: its command and bill)")
-    return f"experiment {x.experiment} runs at scale {' and '.join(x.run_at)} only (run_at)"
+    left_out = getattr(x, "left_out", False)
+    why = f"experiment {x.experiment} {why_no_cells(() if left_out else tuple(x.run_at), left_out)}"
+    return why + ("; the claim's own target runs it (claims.md: its command and bill)" if left_out else "")
 
 
 FDR_Q = 0.05

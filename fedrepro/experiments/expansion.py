@@ -87,6 +87,26 @@ def runs_in_build(paper: str, exp_id: str, block: dict, config: dict) -> bool:
     return runs_at(block, config.get("scale", "quick")) and exp_id not in (verify_leave_out(config).get(paper) or ())
 
 
+def why_no_cells(run_at: tuple = (), left_out: bool = False) -> str:
+    """Why an experiment has no cells in a build, as a predicate after its name (figures' ``not_built``,
+    claims' ``why``): the verify build leaves it out (:func:`verify_leave_out`), or its ``run_at`` leaves
+    the build's scale out."""
+    if left_out:
+        return "is left out of the verify build (config verify.leave_out)"
+    if run_at:
+        return f"runs at scale {' and '.join(run_at)} only (run_at)"
+    return "has no cells in this build"
+
+
+def why_not_in_build(paper: str, exp_id: str, block: dict, config: dict) -> str | None:
+    """None when the experiment has cells in the build of ``config`` (:func:`runs_in_build`), else
+    :func:`why_no_cells`."""
+    if runs_in_build(paper, exp_id, block, config):
+        return None
+    left = exp_id in (verify_leave_out(config).get(paper) or ())
+    return why_no_cells(tuple(block.get("run_at") or ()) if not left else (), left)
+
+
 def verify_leave_out(config: dict) -> dict:
     """``{paper: [experiment, ...]}`` the verify build leaves out (config ``verify.leave_out``), in its
     looks only (``scale: verify`` with ``verify.look`` 1 or 2, set by scripts/verify.sh): a plain

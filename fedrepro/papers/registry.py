@@ -62,7 +62,7 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
     data, the figures not built because an experiment they need does not run in this build
     (``not_built``: its ``run_at`` leaves this scale out, or the verify build leaves it out), and the
     experiments the claims need."""
-    from fedrepro.experiments.expansion import load_experiments, verify_leave_out
+    from fedrepro.experiments.expansion import load_experiments, why_no_cells, why_not_in_build
 
     out = {}
     experiments = {}
@@ -77,10 +77,7 @@ def paper_outputs(config: dict, cells_by_exp: dict, skipped: dict, root: str | P
         # experiments defined but without cells in this build: {experiment: why}
         blocks = load_experiments({**config, "papers": [paper], "experiments": None}, root).get(paper, {}) \
             if paper != "custom" else {}
-        left = verify_leave_out(config).get(paper) or ()
-        idle = {e: ("is left out of the verify build (config verify.leave_out)" if e in left else
-                    f"runs at scale {' and '.join(b.get('run_at') or ())} only (run_at)")
-                for e, b in blocks.items() if e not in exps}
+        idle = {e: why_not_in_build(paper, e, b, config) or why_no_cells() for e, b in blocks.items() if e not in exps}
         if paper == "custom":
             targets += [f"figures/custom/{e}_{k}{s}" for e in ok for k in ("rounds", "sweep") for s in (".pdf", ".png")]
         module = figure_module(paper) if paper != "custom" else None
