@@ -294,7 +294,7 @@ def evaluate(claims: list[dict], checks: dict, frames: dict, summaries: dict, pa
 def _elsewhere(x) -> str:
     """Why an experiment has no cells here: the verify build leaves it out, or its ``run_at``."""
     left_out = getattr(x, "left_out", False)
-    why = f"experiment {x.experiment} {why_no_cells(() if left_out else tuple(x.run_at), left_out)}"
+    why = f"experiment {x.experiment} {why_no_cells(tuple(x.run_at), left_out)}"
     return why + ("; the claim's own target runs it (claims.md: its command and bill)" if left_out else "")
 
 

@@ -101,10 +101,10 @@ def why_no_cells(run_at: tuple = (), left_out: bool = False) -> str:
 def why_not_in_build(paper: str, exp_id: str, block: dict, config: dict) -> str | None:
     """None when the experiment has cells in the build of ``config`` (:func:`runs_in_build`), else
     :func:`why_no_cells`."""
-    if runs_in_build(paper, exp_id, block, config):
-        return None
     left = exp_id in (verify_leave_out(config).get(paper) or ())
-    return why_no_cells(tuple(block.get("run_at") or ()) if not left else (), left)
+    if not left and runs_at(block, config.get("scale", "quick")):
+        return None
+    return why_no_cells(tuple(block.get("run_at") or ()), left)
 
 
 def verify_leave_out(config: dict) -> dict:
